@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * An architectural model of x2APIC ICR writes, independent of KVM: how an
+ * ICR value decodes, which writes KVM's IPI fastpath is allowed to complete,
+ * and which vCPUs must receive what.  Pure C without kernel or KVM headers so
+ * that it is unit tested on the host (lib/tests/ipi_oracle_unit.c).
+ *
+ * Sources: Intel SDM Vol. 3A, "Interrupt Command Register (ICR)" and
+ * "Valid Combinations for the Local xAPIC Interrupt Command Register", and
+ * the x2APIC chapter (64-bit ICR, logical ID = cluster << 16 | 1 << (id & 15),
+ * 0xffffffff is the broadcast destination in both destination modes).
+ */
+#ifndef SELFTEST_KVM_IPI_ORACLE_H
+#define SELFTEST_KVM_IPI_ORACLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* 64-bit x2APIC ICR fields. */
+#define ICR_VECTOR_MASK		0xffULL
+#define ICR_DM_SHIFT		8
+#define ICR_DM_MASK		(7ULL << ICR_DM_SHIFT)
+#define ICR_DEST_LOGICAL	(1ULL << 11)
+#define ICR_DELIVERY_STATUS	(1ULL << 12)	/* xAPIC "busy"; reserved in x2APIC */
+#define ICR_LEVEL_ASSERT	(1ULL << 14)
+#define ICR_TRIGGER_LEVEL	(1ULL << 15)
+#define ICR_SHORTHAND_SHIFT	18
+#define ICR_SHORTHAND_MASK	(3ULL << ICR_SHORTHAND_SHIFT)
+#define ICR_DEST_SHIFT		32
+
+/*
+ * Bits that must be zero in x2APIC mode (writing them #GPs): 13, 16-17 and
+ * 20-31.  Bit 12 is reserved too, but Intel CPUs ignore it while AMD ones
+ * fault, so it is left out of the model: tests must not write it.
+ */
+#define X2APIC_ICR_RESERVED	((1ULL << 13) | (3ULL << 16) | (0xfffULL << 20))
+
+#define X2APIC_BROADCAST	0xffffffffU
+
+enum icr_delivery_mode {
+	ICR_DM_FIXED = 0,
+	ICR_DM_LOWEST = 1,
+	ICR_DM_SMI = 2,
+	ICR_DM_RESERVED = 3,
+	ICR_DM_NMI = 4,
+	ICR_DM_INIT = 5,
+	ICR_DM_STARTUP = 6,
+	ICR_DM_EXTINT = 7,
+};
+
+enum icr_shorthand {
+	ICR_SH_NONE = 0,
+	ICR_SH_SELF = 1,
+	ICR_SH_ALL = 2,
+	ICR_SH_ALL_BUT_SELF = 3,
+};
+
+struct icr {
+	uint8_t vector;
+	enum icr_delivery_mode mode;
+	bool logical;
+	bool level_assert;
+	bool level_trigger;
+	enum icr_shorthand shorthand;
+	uint32_t dest;
+	uint64_t reserved;	/* the reserved bits that are set */
+};
+
+struct icr icr_decode(uint64_t raw);
+uint64_t icr_encode(const struct icr *icr);
+
+/*
+ * Human-readable form, e.g. "fixed physical dest=0x2 shorthand=none edge
+ * vector=0x40".  Returns what snprintf() returns.
+ */
+int icr_format(uint64_t raw, char *buf, size_t size);
+
+/* The rule of the fastpath patch: fixed, physical, no shorthand, not 0xffffffff. */
+bool icr_fastpath_eligible(uint64_t raw);
+
+/* What the platform under test lets the fastpath do. */
+struct ipi_platform {
+	bool fastpath_live;	/* KVM reaches its ICR fastpath at all */
+	bool ipi_virtualized;	/* IPIv / x2AVIC: some writes never exit */
+};
+
+/*
+ * Fastpath hits a single guest write of @raw must add to the sender's stat:
+ * 0 or 1, or -1 when either is correct (hardware may complete the write
+ * without an exit, so the count depends on where the target runs).
+ */
+int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p);
+
+enum ipi_fate {
+	IPI_FATE_GP,		/* the WRMSR faults, nothing is sent */
+	IPI_FATE_EACH,		/* every vCPU in .targets receives it once */
+	IPI_FATE_ONE_OF,	/* exactly one vCPU of .targets receives it */
+	IPI_FATE_UNDEFINED,	/* the SDM calls the combination invalid */
+};
+
+struct ipi_expectation {
+	enum ipi_fate fate;
+	uint64_t targets;	/* bit i: vCPU i (index into x2apic_ids) */
+};
+
+/*
+ * What must happen when the vCPU at index @sender of @nr_vcpus vCPUs, whose
+ * x2APIC IDs are @x2apic_ids, writes @raw to its ICR in x2APIC mode.
+ * Supports up to 64 vCPUs.
+ */
+struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
+				  const uint32_t *x2apic_ids,
+				  unsigned int nr_vcpus);
+
+const char *ipi_fate_name(enum ipi_fate fate);
+
+#endif /* SELFTEST_KVM_IPI_ORACLE_H */

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the host KVM lets the x2APIC ICR fastpath do, read from the vendor
+ * module's parameters: whether the fastpath can run at all (VMX always; SVM
+ * only with NRIP save) and whether IPIs are virtualized (IPIv, AVIC).
+ */
+#ifndef SELFTEST_KVM_IPI_PLATFORM_H
+#define SELFTEST_KVM_IPI_PLATFORM_H
+
+#include <stddef.h>
+
+#include "ipi_oracle.h"
+
+/* The stat added by the fastpath-stat patch. */
+#define ICR_FASTPATH_STAT	"x2apic_icr_fastpath_writes"
+
+struct ipi_platform ipi_platform_probe(void);
+
+/* One line, e.g. "vmx apicv=N ipiv=N fastpath=live". */
+void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size);
+
+#endif /* SELFTEST_KVM_IPI_PLATFORM_H */

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host-only unit tests of the ICR oracle: a hand-written table of ICR values
+ * with the answers read off the SDM and the fastpath patch's rule, not off
+ * KVM's code.  Prints KTAP.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ipi_oracle.h"
+
+#define FIXED		((uint64_t)ICR_DM_FIXED << ICR_DM_SHIFT)
+#define LOWEST		((uint64_t)ICR_DM_LOWEST << ICR_DM_SHIFT)
+#define SMI		((uint64_t)ICR_DM_SMI << ICR_DM_SHIFT)
+#define NMI		((uint64_t)ICR_DM_NMI << ICR_DM_SHIFT)
+#define INIT		((uint64_t)ICR_DM_INIT << ICR_DM_SHIFT)
+#define SIPI		((uint64_t)ICR_DM_STARTUP << ICR_DM_SHIFT)
+#define RSVD_DM		((uint64_t)ICR_DM_RESERVED << ICR_DM_SHIFT)
+#define EXTINT		((uint64_t)ICR_DM_EXTINT << ICR_DM_SHIFT)
+#define LOGICAL		ICR_DEST_LOGICAL
+#define ASSERT		ICR_LEVEL_ASSERT
+#define LEVEL		ICR_TRIGGER_LEVEL
+#define SH_SELF		((uint64_t)ICR_SH_SELF << ICR_SHORTHAND_SHIFT)
+#define SH_ALL		((uint64_t)ICR_SH_ALL << ICR_SHORTHAND_SHIFT)
+#define SH_ALLBUT	((uint64_t)ICR_SH_ALL_BUT_SELF << ICR_SHORTHAND_SHIFT)
+#define DEST(x)		((uint64_t)(x) << ICR_DEST_SHIFT)
+#define BCAST		DEST(0xffffffffU)
+
+/* Four vCPUs: two in logical cluster 0, two in cluster 1. */
+static const uint32_t ids[] = { 0, 1, 16, 17 };
+#define NR_VCPUS	4
+#define ALL		0xfULL
+
+struct oracle_case {
+	const char *what;
+	uint64_t icr;
+	unsigned int sender;
+	bool eligible;
+	enum ipi_fate fate;
+	uint64_t targets;
+};
+
+static const struct oracle_case cases[] = {
+	{ "fixed physical to another vCPU", FIXED | ASSERT | DEST(1) | 0x40, 0, true, IPI_FATE_EACH, 0x2 },
+	{ "fixed physical to self by ID", FIXED | ASSERT | DEST(16) | 0x40, 2, true, IPI_FATE_EACH, 0x4 },
+	{ "fixed physical to a missing ID", FIXED | ASSERT | DEST(5) | 0x40, 0, true, IPI_FATE_EACH, 0 },
+	{ "fixed physical level-triggered", FIXED | ASSERT | LEVEL | DEST(1) | 0x41, 0, true, IPI_FATE_EACH, 0x2 },
+	/* broadcast was once accepted by the fastpath: it must not be */
+	{ "fixed physical broadcast", FIXED | ASSERT | BCAST | 0x40, 1, false, IPI_FATE_EACH, ALL },
+	{ "fixed logical, one bit", FIXED | ASSERT | LOGICAL | DEST(0x2) | 0x40, 0, false, IPI_FATE_EACH, 0x2 },
+	{ "fixed logical, two bits", FIXED | ASSERT | LOGICAL | DEST(0x3) | 0x40, 3, false, IPI_FATE_EACH, 0x3 },
+	{ "fixed logical, other cluster", FIXED | ASSERT | LOGICAL | DEST(0x10003) | 0x40, 0, false, IPI_FATE_EACH, 0xc },
+	{ "fixed logical, bit of no vCPU", FIXED | ASSERT | LOGICAL | DEST(0x10004) | 0x40, 0, false, IPI_FATE_EACH, 0 },
+	{ "fixed logical broadcast", FIXED | ASSERT | LOGICAL | BCAST | 0x40, 0, false, IPI_FATE_EACH, ALL },
+	/* the first fastpath took shorthands: none of them is eligible */
+	{ "fixed self shorthand", FIXED | ASSERT | SH_SELF | DEST(1) | 0x40, 2, false, IPI_FATE_EACH, 0x4 },
+	{ "fixed all shorthand", FIXED | ASSERT | SH_ALL | 0x40, 2, false, IPI_FATE_EACH, ALL },
+	{ "fixed all-but-self shorthand", FIXED | ASSERT | SH_ALLBUT | DEST(1) | 0x40, 1, false, IPI_FATE_EACH, 0xd },
+	{ "fixed all-but-self, physical dest ignored", FIXED | ASSERT | SH_ALLBUT | DEST(3) | 0x40, 0, false, IPI_FATE_EACH, 0xe },
+	{ "fixed self level-triggered is invalid", FIXED | ASSERT | LEVEL | SH_SELF | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
+	{ "lowest-priority physical", LOWEST | ASSERT | DEST(17) | 0x40, 0, false, IPI_FATE_ONE_OF, 0x8 },
+	{ "lowest-priority logical, two bits", LOWEST | ASSERT | LOGICAL | DEST(0x10003) | 0x40, 0, false, IPI_FATE_ONE_OF, 0xc },
+	{ "lowest-priority logical, nobody", LOWEST | ASSERT | LOGICAL | DEST(0x20001) | 0x40, 0, false, IPI_FATE_EACH, 0 },
+	{ "lowest-priority self is invalid", LOWEST | ASSERT | SH_SELF | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
+	{ "nmi physical", NMI | ASSERT | DEST(16), 0, false, IPI_FATE_EACH, 0x4 },
+	{ "nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 3, false, IPI_FATE_EACH, 0x7 },
+	{ "nmi self is invalid", NMI | ASSERT | SH_SELF, 3, false, IPI_FATE_UNDEFINED, 0 },
+	{ "smi logical", SMI | ASSERT | LOGICAL | DEST(0x1), 1, false, IPI_FATE_EACH, 0x1 },
+	{ "smi level-triggered is invalid", SMI | ASSERT | LEVEL | DEST(1), 0, false, IPI_FATE_UNDEFINED, 0 },
+	{ "init physical", INIT | ASSERT | DEST(1), 0, false, IPI_FATE_EACH, 0x2 },
+	{ "init level de-assert sends nothing", INIT | LEVEL | SH_ALL, 0, false, IPI_FATE_EACH, 0 },
+	{ "startup physical", SIPI | ASSERT | DEST(17) | 0x9f, 0, false, IPI_FATE_EACH, 0x8 },
+	{ "fixed vector 15 is illegal", FIXED | ASSERT | DEST(1) | 0x0f, 0, true, IPI_FATE_UNDEFINED, 0 },
+	{ "reserved delivery mode", RSVD_DM | ASSERT | DEST(1) | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
+	{ "extint by IPI", EXTINT | ASSERT | DEST(1) | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
+	{ "reserved bit 13", FIXED | ASSERT | (1ULL << 13) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
+	{ "reserved bit 17", FIXED | ASSERT | (1ULL << 17) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
+	{ "reserved bit 31", FIXED | ASSERT | (1ULL << 31) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
+	{ "bit 12 is not modelled as reserved", FIXED | ASSERT | ICR_DELIVERY_STATUS | DEST(1) | 0x40, 0, true, IPI_FATE_EACH, 0x2 },
+};
+
+struct format_case {
+	uint64_t icr;
+	const char *text;
+};
+
+static const struct format_case formats[] = {
+	{ FIXED | ASSERT | LOGICAL | DEST(0x2) | 0x40,
+	  "fixed logical dest=0x2 shorthand=none edge vector=0x40" },
+	{ NMI | ASSERT | SH_ALLBUT,
+	  "nmi physical dest=0x0 shorthand=all-but-self edge vector=0x0" },
+	{ INIT | LEVEL | SH_ALL,
+	  "init physical dest=0x0 shorthand=all level-deassert vector=0x0" },
+	{ FIXED | ASSERT | (3ULL << 16) | BCAST | 0xef,
+	  "fixed physical dest=0xffffffff shorthand=none edge vector=0xef reserved=0x30000" },
+};
+
+static unsigned int test_nr, failures;
+
+static void report(bool ok, const char *fmt_what, const char *what)
+{
+	printf("%s %u %s%s\n", ok ? "ok" : "not ok", ++test_nr, fmt_what, what);
+	if (!ok)
+		failures++;
+}
+
+static void check_case(const struct oracle_case *c)
+{
+	const struct ipi_platform live = { .fastpath_live = true };
+	const struct ipi_platform slow = { .fastpath_live = false };
+	const struct ipi_platform ipiv = { .fastpath_live = true, .ipi_virtualized = true };
+	struct ipi_expectation e = ipi_expect(c->icr, c->sender, ids, NR_VCPUS);
+	bool ok = true;
+	char buf[128];
+
+	icr_format(c->icr, buf, sizeof(buf));
+	if (icr_fastpath_eligible(c->icr) != c->eligible) {
+		printf("# %s: eligible=%d, want %d\n", buf, !c->eligible, c->eligible);
+		ok = false;
+	}
+	if (icr_expected_fastpath_hits(c->icr, &live) != (c->eligible ? 1 : 0) ||
+	    icr_expected_fastpath_hits(c->icr, &slow) != 0 ||
+	    icr_expected_fastpath_hits(c->icr, &ipiv) != (c->eligible ? -1 : 0)) {
+		printf("# %s: wrong expected fastpath hits\n", buf);
+		ok = false;
+	}
+	if (e.fate != c->fate ||
+	    ((c->fate == IPI_FATE_EACH || c->fate == IPI_FATE_ONE_OF) &&
+	     e.targets != c->targets)) {
+		printf("# %s sent by vCPU %u: %s 0x%llx, want %s 0x%llx\n", buf,
+		       c->sender, ipi_fate_name(e.fate),
+		       (unsigned long long)e.targets, ipi_fate_name(c->fate),
+		       (unsigned long long)c->targets);
+		ok = false;
+	}
+	report(ok, "oracle: ", c->what);
+}
+
+static void check_format(const struct format_case *c)
+{
+	char buf[128];
+
+	icr_format(c->icr, buf, sizeof(buf));
+	if (strcmp(buf, c->text))
+		printf("# got  \"%s\"\n# want \"%s\"\n", buf, c->text);
+	report(!strcmp(buf, c->text), "format: ", c->text);
+}
+
+static void check_round_trip(void)
+{
+	unsigned int i;
+	bool ok = true;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct icr icr = icr_decode(cases[i].icr);
+		uint64_t want = cases[i].icr & ~ICR_DELIVERY_STATUS;
+
+		if (icr_encode(&icr) != want) {
+			printf("# encode(decode(0x%llx)) = 0x%llx\n",
+			       (unsigned long long)want,
+			       (unsigned long long)icr_encode(&icr));
+			ok = false;
+		}
+	}
+	report(ok, "", "decode/encode round trip");
+}
+
+int main(void)
+{
+	unsigned int nr_cases = sizeof(cases) / sizeof(cases[0]);
+	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
+	unsigned int i;
+
+	printf("TAP version 13\n1..%u\n", nr_cases + nr_formats + 1);
+	for (i = 0; i < nr_cases; i++)
+		check_case(&cases[i]);
+	for (i = 0; i < nr_formats; i++)
+		check_format(&formats[i]);
+	check_round_trip();
+	printf("# Totals: pass:%u fail:%u\n", test_nr - failures, failures);
+	return failures ? 1 : 0;
+}

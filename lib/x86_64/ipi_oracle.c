@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Architectural model of x2APIC ICR writes; see ipi_oracle.h.
+ */
+#include <stdio.h>
+
+#include "ipi_oracle.h"
+
+static const char * const dm_names[] = {
+	[ICR_DM_FIXED] = "fixed",
+	[ICR_DM_LOWEST] = "lowest-priority",
+	[ICR_DM_SMI] = "smi",
+	[ICR_DM_RESERVED] = "reserved-mode",
+	[ICR_DM_NMI] = "nmi",
+	[ICR_DM_INIT] = "init",
+	[ICR_DM_STARTUP] = "startup",
+	[ICR_DM_EXTINT] = "extint",
+};
+
+static const char * const shorthand_names[] = {
+	[ICR_SH_NONE] = "none",
+	[ICR_SH_SELF] = "self",
+	[ICR_SH_ALL] = "all",
+	[ICR_SH_ALL_BUT_SELF] = "all-but-self",
+};
+
+struct icr icr_decode(uint64_t raw)
+{
+	struct icr icr = {
+		.vector = raw & ICR_VECTOR_MASK,
+		.mode = (raw & ICR_DM_MASK) >> ICR_DM_SHIFT,
+		.logical = raw & ICR_DEST_LOGICAL,
+		.level_assert = raw & ICR_LEVEL_ASSERT,
+		.level_trigger = raw & ICR_TRIGGER_LEVEL,
+		.shorthand = (raw & ICR_SHORTHAND_MASK) >> ICR_SHORTHAND_SHIFT,
+		.dest = raw >> ICR_DEST_SHIFT,
+		.reserved = raw & X2APIC_ICR_RESERVED,
+	};
+
+	return icr;
+}
+
+uint64_t icr_encode(const struct icr *icr)
+{
+	return icr->vector |
+	       (uint64_t)icr->mode << ICR_DM_SHIFT |
+	       (icr->logical ? ICR_DEST_LOGICAL : 0) |
+	       (icr->level_assert ? ICR_LEVEL_ASSERT : 0) |
+	       (icr->level_trigger ? ICR_TRIGGER_LEVEL : 0) |
+	       (uint64_t)icr->shorthand << ICR_SHORTHAND_SHIFT |
+	       (uint64_t)icr->dest << ICR_DEST_SHIFT |
+	       (icr->reserved & X2APIC_ICR_RESERVED);
+}
+
+int icr_format(uint64_t raw, char *buf, size_t size)
+{
+	struct icr icr = icr_decode(raw);
+	char extra[48] = "";
+
+	if (icr.reserved)
+		snprintf(extra, sizeof(extra), " reserved=0x%llx",
+			 (unsigned long long)icr.reserved);
+
+	return snprintf(buf, size, "%s %s dest=0x%x shorthand=%s %s%s vector=0x%x%s",
+			dm_names[icr.mode], icr.logical ? "logical" : "physical",
+			icr.dest, shorthand_names[icr.shorthand],
+			icr.level_trigger ? "level" : "edge",
+			icr.level_trigger && !icr.level_assert ? "-deassert" : "",
+			icr.vector, extra);
+}
+
+bool icr_fastpath_eligible(uint64_t raw)
+{
+	struct icr icr = icr_decode(raw);
+
+	/* A write that #GPs is never completed, on any path. */
+	if (icr.reserved)
+		return false;
+
+	return icr.mode == ICR_DM_FIXED && !icr.logical &&
+	       icr.shorthand == ICR_SH_NONE && icr.dest != X2APIC_BROADCAST;
+}
+
+int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p)
+{
+	if (!p->fastpath_live || !icr_fastpath_eligible(raw))
+		return 0;
+
+	/*
+	 * IPIv and x2AVIC complete fixed physical IPIs to running targets in
+	 * hardware; the write exits (and takes the fastpath) only when the
+	 * target is not running, which the guest cannot control.
+	 */
+	return p->ipi_virtualized ? -1 : 1;
+}
+
+/*
+ * The SDM's table of valid ICR combinations; everything else is "invalid",
+ * i.e. architecturally undefined, and tests must not expect any outcome.
+ */
+static bool icr_combination_valid(const struct icr *icr)
+{
+	bool fixed_like = icr->mode == ICR_DM_FIXED || icr->mode == ICR_DM_LOWEST;
+
+	if (icr->mode == ICR_DM_RESERVED || icr->mode == ICR_DM_EXTINT)
+		return false;
+
+	/* Vectors 0-15 are illegal for interrupts: a "send illegal vector" error. */
+	if (fixed_like && icr->vector < 16)
+		return false;
+
+	switch (icr->shorthand) {
+	case ICR_SH_SELF:
+		return icr->mode == ICR_DM_FIXED && !icr->level_trigger;
+	case ICR_SH_ALL:
+		return icr->mode == ICR_DM_FIXED;
+	case ICR_SH_NONE:
+	case ICR_SH_ALL_BUT_SELF:
+	default:
+		if (!icr->level_trigger)
+			return true;
+		return fixed_like || icr->mode == ICR_DM_NMI;
+	}
+}
+
+/* x2APIC logical ID: cluster in bits 31:16, one bit of 16 in bits 15:0. */
+static uint32_t x2apic_logical_id(uint32_t x2apic_id)
+{
+	return (x2apic_id >> 4) << 16 | 1U << (x2apic_id & 0xf);
+}
+
+static bool dest_matches(const struct icr *icr, uint32_t x2apic_id)
+{
+	uint32_t ldr;
+
+	if (icr->dest == X2APIC_BROADCAST)
+		return true;
+	if (!icr->logical)
+		return icr->dest == x2apic_id;
+
+	ldr = x2apic_logical_id(x2apic_id);
+	return (icr->dest >> 16) == (ldr >> 16) && (icr->dest & ldr & 0xffff);
+}
+
+struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
+				  const uint32_t *x2apic_ids,
+				  unsigned int nr_vcpus)
+{
+	struct icr icr = icr_decode(raw);
+	struct ipi_expectation e = { .fate = IPI_FATE_EACH, .targets = 0 };
+	uint64_t all = nr_vcpus >= 64 ? ~0ULL : (1ULL << nr_vcpus) - 1;
+	unsigned int i;
+
+	if (icr.reserved) {
+		e.fate = IPI_FATE_GP;
+		return e;
+	}
+	/* INIT level de-assert, whatever the destination: nothing is sent. */
+	if (icr.mode == ICR_DM_INIT && icr.level_trigger && !icr.level_assert)
+		return e;
+	if (!icr_combination_valid(&icr)) {
+		e.fate = IPI_FATE_UNDEFINED;
+		return e;
+	}
+
+	switch (icr.shorthand) {
+	case ICR_SH_SELF:
+		e.targets = 1ULL << sender;
+		break;
+	case ICR_SH_ALL:
+		e.targets = all;
+		break;
+	case ICR_SH_ALL_BUT_SELF:
+		e.targets = all & ~(1ULL << sender);
+		break;
+	case ICR_SH_NONE:
+		for (i = 0; i < nr_vcpus && i < 64; i++)
+			if (dest_matches(&icr, x2apic_ids[i]))
+				e.targets |= 1ULL << i;
+		break;
+	}
+
+	if (icr.mode == ICR_DM_LOWEST) {
+		/* Arbitration among all APICs is not defined for broadcasts. */
+		if (icr.shorthand != ICR_SH_NONE || icr.dest == X2APIC_BROADCAST)
+			e.fate = IPI_FATE_UNDEFINED;
+		else if (e.targets)
+			e.fate = IPI_FATE_ONE_OF;
+	}
+	return e;
+}
+
+const char *ipi_fate_name(enum ipi_fate fate)
+{
+	switch (fate) {
+	case IPI_FATE_GP:
+		return "#GP";
+	case IPI_FATE_EACH:
+		return "each";
+	case IPI_FATE_ONE_OF:
+		return "one-of";
+	case IPI_FATE_UNDEFINED:
+		return "undefined";
+	}
+	return "?";
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Probe the host KVM's IPI fastpath capabilities; see ipi_platform.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "processor.h"
+#include "ipi_platform.h"
+
+/* A module parameter's value ('Y', 'N', '1', '0', ...) or '-' if absent. */
+static char module_param(const char *module, const char *param)
+{
+	char path[128];
+	char c = '-';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", module, param);
+	f = fopen(path, "r");
+	if (!f)
+		return '-';
+	if (fscanf(f, " %c", &c) != 1)
+		c = '-';
+	fclose(f);
+	return c;
+}
+
+static bool param_on(char c)
+{
+	return c == 'Y' || c == 'y' || c == '1';
+}
+
+struct ipi_platform ipi_platform_probe(void)
+{
+	struct ipi_platform p = {};
+
+	/*
+	 * KVM_INTEL and KVM_AMD may both be built in, so their parameters
+	 * exist whichever loaded: the CPU's vendor feature decides.
+	 */
+	if (this_cpu_has(X86_FEATURE_VMX)) {
+		p.fastpath_live = true;
+		p.ipi_virtualized = param_on(module_param("kvm_intel", "enable_apicv")) &&
+				    param_on(module_param("kvm_intel", "enable_ipiv"));
+	} else if (this_cpu_has(X86_FEATURE_SVM)) {
+		p.fastpath_live = param_on(module_param("kvm_amd", "nrips"));
+		p.ipi_virtualized = param_on(module_param("kvm_amd", "avic"));
+	}
+	return p;
+}
+
+void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size)
+{
+	if (this_cpu_has(X86_FEATURE_VMX))
+		snprintf(buf, size, "vmx apicv=%c ipiv=%c",
+			 module_param("kvm_intel", "enable_apicv"),
+			 module_param("kvm_intel", "enable_ipiv"));
+	else if (this_cpu_has(X86_FEATURE_SVM))
+		snprintf(buf, size, "svm nrips=%c avic=%c",
+			 module_param("kvm_amd", "nrips"),
+			 module_param("kvm_amd", "avic"));
+	else
+		snprintf(buf, size, "unknown-vendor");
+
+	snprintf(buf + strlen(buf), size - strlen(buf), " fastpath=%s%s",
+		 p->fastpath_live ? "live" : "off",
+		 p->ipi_virtualized ? " ipi-virtualization=on" : "");
+}

@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Pack the test initramfs: static busybox, scripts/guest-init.sh as /init,
+# and the built tests with their run list.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+BUSYBOX=/bin/busybox
+[ -x "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
+	die "a static busybox is needed: apt-get install busybox-static"
+need_cmd cpio cpio
+[ -f "$TESTS_OUT/tests.list" ] || die "no tests built: run 'make tests' first"
+
+root=$BUILD/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,tests/x86_64}
+cp "$BUSYBOX" "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+cp "$TOP/scripts/guest-init.sh" "$root/init"
+cp "$TOP/scripts/suite.sh" "$root/suite.sh"
+chmod +x "$root/init"
+cp "$TESTS_OUT/tests.list" "$root/tests/"
+while read -r t; do
+	cp "$TESTS_OUT/$t" "$root/tests/$t"
+done <"$TESTS_OUT/tests.list"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$BUILD/initramfs.cpio"
+say "initramfs ready: $BUILD/initramfs.cpio ($(du -h "$BUILD/initramfs.cpio" | cut -f1))"

@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the suite on one platform and leave its raw output in OUTDIR/console.log:
+#   bochs-vmx  Bochs, tigerlake model, 1 CPU: VMX with EPT, the fastpath is live
+#   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 2 CPUs: no NRIP save, no fastpath
+#   qemu-kvm   QEMU with KVM and nested virtualization (needs /dev/kvm)
+#   host       the running kernel (a patched machine)
+# Every emulator run has a wall-clock limit and is killed with its whole
+# process group when it ends, hangs or its guest kernel panics.
+#
+# usage: platform.sh PLATFORM OUTDIR
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+platform=$1
+out=$2
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}	# per test, seconds of guest time
+CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
+
+# platform: wall-clock limit (s), memory of the emulated machine (MiB)
+declare -A LIMIT=([bochs-vmx]=1500 [qemu-svm]=600 [qemu-kvm]=600 [host]=1800)
+MEM=1024
+
+mkdir -p "$out"
+rm -f "$out"/console.log "$out"/emulator.log
+
+emu_pid=
+cleanup() {
+	if [ -n "$emu_pid" ]; then
+		kill -TERM -- "-$emu_pid" 2>/dev/null || true
+		sleep 1
+		kill -KILL -- "-$emu_pid" 2>/dev/null || true
+		wait "$emu_pid" 2>/dev/null || true
+		emu_pid=
+	fi
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
+
+# Start "$@" in its own process group and watch the console until the suite
+# ends, the guest kernel panics, the emulator exits or the limit passes.
+watch_emulator() {
+	local limit=${LIMIT[$platform]} start=$SECONDS ended=
+
+	setsid "$@" >"$out/emulator.log" 2>&1 </dev/null &
+	emu_pid=$!
+	while kill -0 "$emu_pid" 2>/dev/null; do
+		if [ -z "$ended" ] && grep -qE '@@ END|Kernel panic|reboot: (Power down|Restarting)' \
+			"$out/console.log" 2>/dev/null; then
+			ended=$SECONDS
+		fi
+		# give a finished or panicked guest a moment to flush and power off
+		if [ -n "$ended" ] && [ $((SECONDS - ended)) -ge 10 ]; then
+			break
+		fi
+		if [ $((SECONDS - start)) -ge "$limit" ]; then
+			echo "@@ TIMEOUT platform limit of ${limit}s reached" >>"$out/console.log"
+			break
+		fi
+		sleep 1
+	done
+	cleanup
+	echo "$((SECONDS - start))" >"$out/wall_seconds"
+}
+
+run_qemu() {
+	local accel=$1 cpu=$2 smp=$3
+	need_cmd qemu-system-x86_64 qemu-system-x86
+	watch_emulator qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$smp" \
+		-m "$MEM" -kernel "$BUILD/bzImage" -initrd "$BUILD/initramfs.cpio" \
+		-append "$CMDLINE" -display none -monitor none -no-reboot \
+		-serial "file:$out/console.log"
+}
+
+make_iso() {
+	local iso_root=$BUILD/iso
+	need_cmd xorriso xorriso
+	[ -f /usr/lib/ISOLINUX/isolinux.bin ] || die "isolinux.bin missing: apt-get install isolinux"
+	[ -f /usr/lib/syslinux/modules/bios/ldlinux.c32 ] ||
+		die "ldlinux.c32 missing: apt-get install syslinux-common"
+	rm -rf "$iso_root"
+	mkdir -p "$iso_root/isolinux"
+	cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 \
+		"$iso_root/isolinux/"
+	cp "$BUILD/bzImage" "$iso_root/bzImage"
+	cp "$BUILD/initramfs.cpio" "$iso_root/initrd"
+	printf 'default kvmipi\nprompt 0\nlabel kvmipi\n  kernel /bzImage\n  append initrd=/initrd %s\n' \
+		"$CMDLINE" >"$iso_root/isolinux/isolinux.cfg"
+	xorriso -as mkisofs -quiet -o "$BUILD/bochs.iso" -b isolinux/isolinux.bin \
+		-c isolinux/boot.cat -no-emul-boot -boot-load-size 4 -boot-info-table \
+		"$iso_root" 2>/dev/null
+}
+
+run_bochs() {
+	need_cmd bochs bochs
+	[ -f /usr/share/bochs/BIOS-bochs-latest ] || die "Bochs BIOS missing: apt-get install bochsbios"
+	[ -f /usr/share/vgabios/vgabios.bin ] || die "VGA BIOS missing: apt-get install vgabios"
+	make_iso
+	cat >"$out/bochsrc" <<-BOCHSRC
+	megs: $MEM
+	cpu: model=tigerlake, count=1, reset_on_triple_fault=0
+	romimage: file=/usr/share/bochs/BIOS-bochs-latest
+	vgaromimage: file=/usr/share/vgabios/vgabios.bin
+	ata0-master: type=cdrom, path=$BUILD/bochs.iso, status=inserted
+	boot: cdrom
+	clock: sync=none
+	display_library: rfb, options="timeout=0"
+	com1: enabled=1, mode=file, dev=$out/console.log
+	log: $out/bochs.log
+	panic: action=fatal
+	error: action=ignore
+	BOCHSRC
+	echo c >"$out/bochs.rc"
+	watch_emulator bochs -q -f "$out/bochsrc" -rc "$out/bochs.rc"
+}
+
+run_host() {
+	[ -c /dev/kvm ] || die "PLATFORMS=host needs /dev/kvm on this machine"
+	local start=$SECONDS
+	sed 's/^/@@ /' < <(sh "$TOP/scripts/suite.sh" "$TESTS_OUT" "$TEST_TIMEOUT") \
+		>"$out/console.log"
+	echo "$((SECONDS - start))" >"$out/wall_seconds"
+}
+
+case "$platform" in
+bochs-vmx) run_bochs ;;
+qemu-svm) run_qemu tcg,thread=single EPYC,+svm,+npt 2 ;;
+qemu-kvm)
+	[ -c /dev/kvm ] || die "qemu-kvm needs /dev/kvm on this machine"
+	run_qemu kvm host 2 ;;
+host) run_host ;;
+*) die "unknown platform '$platform' (bochs-vmx, qemu-svm, qemu-kvm, host)" ;;
+esac

@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Turn one platform's console.log into KTAP (stdout) and a tab-separated
+# result table (file "rows").  Inputs: -v platform=NAME -v list=TESTS_LIST
+# -v rows=FILE.  Lines for us carry "@@ "; everything else is the guest
+# kernel's console, scanned for splats.
+
+function finish(name, result, note) {
+	n++
+	names[n] = name
+	results[n] = result
+	notes[n] = note
+}
+
+BEGIN {
+	while ((getline t < list) > 0)
+		want[++nwant] = t
+	splat = "Kernel panic|Oops|BUG:|WARNING:|kernel BUG at|general protection fault|" \
+		"possible circular locking|inconsistent lock state|possible recursive locking|" \
+		"suspicious RCU usage|INFO: task .* blocked|rcu: INFO|detected stall|" \
+		"UBSAN:|KASAN:|Call Trace:"
+}
+
+!/@@ / {
+	if ($0 ~ splat && nsplat < 20)
+		splats[++nsplat] = $0
+	next
+}
+
+{
+	line = $0
+	sub(/^.*@@ /, "", line)
+}
+
+line ~ /^CAPS / { caps = substr(line, 6); next }
+line ~ /^TIMEOUT/ { timeout = line; next }
+line == "END" { ended = 1; next }
+
+line ~ /^TEST / {
+	cur = substr(line, 6)
+	out[cur] = ""
+	next
+}
+
+line ~ /^RC / && cur != "" {
+	split(line, f, " ")
+	rc[cur] = f[2]
+	secs[cur] = f[4] - f[3]
+	cur = ""
+	next
+}
+
+cur != "" { out[cur] = out[cur] "    " line "\n"; next }
+
+END {
+	printf "TAP version 13\n1..%d\n", nwant + 2
+	printf "# platform %s: %s\n", platform, caps == "" ? "no capabilities reported" : caps
+	for (i = 1; i <= nwant; i++) {
+		t = want[i]
+		printf "%s", out[t]
+		if (!(t in rc)) {
+			result = "fail"
+			note = timeout != "" ? "no result: " timeout : "no result: the guest stopped before it ended"
+		} else if (rc[t] == 0) {
+			result = "pass"; note = ""
+		} else if (rc[t] == 4) {
+			result = "skip"; note = "SKIP"
+		} else if (rc[t] == 137) {
+			result = "fail"; note = "killed by the per-test timeout"
+		} else {
+			result = "fail"; note = "exit status " rc[t]
+		}
+		printf "%s %d %s%s\n", result == "fail" ? "not ok" : "ok", i, t,
+		       result == "skip" ? " # SKIP" : ""
+		if (result == "fail")
+			printf "# %s: %s\n", t, note
+		printf "%s\t%s\t%s\t%s\t%s\n", platform, t, result, (t in secs) ? secs[t] : "-", caps > rows
+	}
+
+	ok = ended
+	printf "%s %d suite-completed\n", ok ? "ok" : "not ok", nwant + 1
+	if (!ok)
+		printf "# the suite did not reach its end%s\n", timeout != "" ? " (" timeout ")" : ""
+	printf "%s\t%s\t%s\t%s\t%s\n", platform, "suite-completed", ok ? "pass" : "fail", "-", caps > rows
+
+	for (i = 1; i <= nsplat; i++)
+		printf "# guest kernel: %s\n", splats[i]
+	printf "%s %d guest-kernel-clean\n", nsplat ? "not ok" : "ok", nwant + 2
+	printf "%s\t%s\t%s\t%s\t%s\n", platform, "guest-kernel-clean", nsplat ? "fail" : "pass", "-", caps > rows
+}

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the suite on each platform of $PLATFORMS (default: every emulated one
+# that is installed, plus qemu-kvm where /dev/kvm exists), keep per platform
+# the console log, KTAP and summary under $RESULTS, print a table and end
+# with "N passed, N failed, N skipped".  Exits non-zero on any failure.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+default_platforms() {
+	local p=""
+	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx"
+	command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-svm"
+	[ -c /dev/kvm ] && command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-kvm"
+	[ -n "$p" ] || die "no emulator installed: apt-get install bochs bochsbios vgabios qemu-system-x86 (or run 'make deps')"
+	echo $p
+}
+
+PLATFORMS=${PLATFORMS:-$(default_platforms)}
+mkdir -p "$RESULTS"
+rows=$RESULTS/results.tsv
+: >"$rows"
+
+for p in $PLATFORMS; do
+	dir=$RESULTS/$p
+	say "$p: booting and running the suite (log: $dir/console.log)"
+	if ! "$TOP/scripts/platform.sh" "$p" "$dir"; then
+		printf '%s\tplatform-start\tfail\t-\t-\n' "$p" >>"$rows"
+		continue
+	fi
+	awk -v platform="$p" -v list="$TESTS_OUT/tests.list" -v rows="$dir/rows.tsv" \
+		-f "$TOP/scripts/report.awk" "$dir/console.log" >"$dir/ktap"
+	cat "$dir/rows.tsv" >>"$rows"
+	grep -E '^(not ok|# )' "$dir/ktap" | grep -v '^# platform' | sed "s/^/  $p: /" || true
+	say "$p: $(cat "$dir/wall_seconds")s wall, KTAP in $dir/ktap"
+done
+
+echo
+printf '%-10s %-36s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
+awk -F'\t' '{ printf "%-10s %-36s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
+pass=$(awk -F'\t' '$3 == "pass"' "$rows" | wc -l)
+fail=$(awk -F'\t' '$3 == "fail"' "$rows" | wc -l)
+skip=$(awk -F'\t' '$3 == "skip"' "$rows" | wc -l)
+echo "$pass $fail $skip" >"$RESULTS/run.counts"
+echo
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The project's host-only tests: the oracle's unit tests, the result parser
+# against fixture console logs, and patch hygiene (the series is complete and
+# checkpatch --strict clean).  Needs the kernel source (make kernel) for
+# checkpatch.  Prints one line per check and writes $RESULTS/unit.counts.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+pass=0 fail=0 skip=0
+result() {	# result STATUS NAME [DETAIL FILE]
+	case $1 in
+	pass) pass=$((pass + 1)); echo "ok - $2" ;;
+	skip) skip=$((skip + 1)); echo "ok - $2 # SKIP" ;;
+	*) fail=$((fail + 1)); echo "not ok - $2"
+	   [ -n "${3:-}" ] && sed 's/^/#   /' "$3" ;;
+	esac
+}
+
+work=$BUILD/unit
+mkdir -p "$work" "$RESULTS"
+
+# 1. The oracle: pure C, built with warnings as errors.
+if gcc -Wall -Wextra -Werror -O2 -I"$TOP/lib/include/x86_64" \
+	"$TOP/lib/x86_64/ipi_oracle.c" "$TOP/lib/tests/ipi_oracle_unit.c" \
+	-o "$work/ipi_oracle_unit" >"$work/oracle.log" 2>&1 &&
+   "$work/ipi_oracle_unit" >>"$work/oracle.log" 2>&1; then
+	result pass "lib: ipi_oracle unit tests ($(grep -c '^ok' "$work/oracle.log") cases)"
+else
+	result fail "lib: ipi_oracle unit tests" <(grep -v '^ok' "$work/oracle.log")
+fi
+
+# 2. The result parser, on fixture console logs with known verdicts.
+for fixture in "$TOP"/scripts/tests/*.console; do
+	name=${fixture%.console}
+	awk -v platform=fixture -v list="$name.list" -v rows="$work/rows.tsv" \
+		-f "$TOP/scripts/report.awk" "$fixture" >"$work/ktap"
+	if diff -u "$name.expected" <(cut -f2,3 "$work/rows.tsv") >"$work/diff"; then
+		result pass "report: ${name##*/}"
+	else
+		result fail "report: ${name##*/}" "$work/diff"
+	fi
+done
+
+# 3. Patch hygiene.
+missing=""
+while read -r p; do
+	[ -f "$TOP/patches/$p" ] || missing="$missing $p"
+done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$TOP/patches/series")
+for p in "$TOP"/patches/*.patch; do
+	grep -qx "${p##*/}" "$TOP/patches/series" || missing="$missing (not in series: ${p##*/})"
+done
+if [ -z "$missing" ]; then
+	result pass "patches: series and files agree"
+else
+	echo "$missing" >"$work/series.log"
+	result fail "patches: series and files agree" "$work/series.log"
+fi
+
+if [ -x "$KTREE/scripts/checkpatch.pl" ]; then
+	for p in "$TOP"/patches/*.patch; do
+		if (cd "$KTREE" && perl scripts/checkpatch.pl --strict --no-tree -q "$p") \
+			>"$work/checkpatch.log" 2>&1; then
+			result pass "checkpatch --strict: ${p##*/}"
+		else
+			result fail "checkpatch --strict: ${p##*/}" "$work/checkpatch.log"
+		fi
+	done
+else
+	result skip "checkpatch: no kernel tree yet (run 'make kernel')"
+fi
+
+echo "$pass $fail $skip" >"$RESULTS/unit.counts"
+echo "unit: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

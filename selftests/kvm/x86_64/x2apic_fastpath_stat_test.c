@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The x2apic_icr_fastpath_writes vCPU stat counts exactly the x2APIC ICR
+ * writes that KVM completes in its fastpath: a fixed physical IPI to another
+ * vCPU adds one (where the platform runs the fastpath), a fixed logical IPI
+ * adds nothing, and both IPIs reach the receiver's interrupt handler.
+ *
+ * vCPU 0 sends, one ICR write per host round trip, so that the host reads
+ * the stat right before and right after each write; vCPU 1 idles in HLT
+ * and counts interrupts.  Every wait is bounded by a host deadline.
+ */
+#include <pthread.h>
+#include <time.h>
+
+#include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
+#include "ipi_oracle.h"
+#include "ipi_platform.h"
+#include "vcpu_stats.h"
+
+#define IPI_VECTOR	0xa0
+#define SENDER_ID	0
+#define RECEIVER_ID	1
+#define WAIT_SECONDS	120
+
+static uint64_t icr_to_send;		/* host -> sender; 0 ends the test */
+static uint32_t receiver_ready;
+static uint32_t receiver_irqs;
+static uint32_t receiver_stop;
+
+static void receiver_isr(struct ex_regs *regs)
+{
+	WRITE_ONCE(receiver_irqs, receiver_irqs + 1);
+	x2apic_write_reg(APIC_EOI, 0);
+}
+
+static void receiver_code(void)
+{
+	x2apic_enable();
+	WRITE_ONCE(receiver_ready, 1);
+
+	/* STI's shadow makes "sti; hlt" atomic: no wake-up is lost. */
+	asm volatile("cli");
+	while (!READ_ONCE(receiver_stop))
+		asm volatile("sti; hlt; cli" ::: "memory");
+	GUEST_DONE();
+}
+
+static void sender_code(void)
+{
+	uint64_t icr;
+
+	x2apic_enable();
+	for (;;) {
+		GUEST_SYNC(0);
+		icr = READ_ONCE(icr_to_send);
+		if (!icr)
+			break;
+		x2apic_write_reg(APIC_ICR, icr);
+	}
+	GUEST_DONE();
+}
+
+struct stat_case {
+	const char *name;
+	uint64_t icr;
+};
+
+static const struct stat_case cases[] = {
+	{ "fixed physical IPI to another vCPU",
+	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_PHYSICAL | IPI_VECTOR |
+	  (uint64_t)RECEIVER_ID << 32 },
+	{ "fixed logical IPI to another vCPU",
+	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_LOGICAL | IPI_VECTOR |
+	  (uint64_t)(1 << RECEIVER_ID) << 32 },
+};
+
+static struct kvm_vm *vm;
+static struct kvm_vcpu *sender, *receiver;
+static struct vcpu_stat sender_hits, receiver_hits;
+static bool have_stat;
+
+static void *receiver_thread(void *arg)
+{
+	struct ucall uc;
+
+	vcpu_run(receiver);
+	switch (get_ucall(receiver, &uc)) {
+	case UCALL_DONE:
+		break;
+	case UCALL_ABORT:
+		REPORT_GUEST_ASSERT(uc);
+	default:
+		TEST_FAIL("receiver: unexpected exit %s",
+			  exit_reason_str(receiver->run->exit_reason));
+	}
+	return NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Poll a guest variable until it reaches @want or the deadline passes. */
+static bool wait_guest_u32(uint32_t *gva, uint32_t want)
+{
+	volatile uint32_t *hva = addr_gva2hva(vm, (vm_vaddr_t)gva);
+	double deadline = now() + WAIT_SECONDS;
+
+	while (*hva < want) {
+		if (now() > deadline)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+static uint32_t read_guest_u32(uint32_t *gva)
+{
+	return *(volatile uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)gva);
+}
+
+/* Run the sender to its next GUEST_SYNC. */
+static void sender_step(void)
+{
+	struct ucall uc;
+
+	vcpu_run(sender);
+	switch (get_ucall(sender, &uc)) {
+	case UCALL_SYNC:
+		return;
+	case UCALL_ABORT:
+		REPORT_GUEST_ASSERT(uc);
+	default:
+		TEST_FAIL("sender: unexpected exit %s",
+			  exit_reason_str(sender->run->exit_reason));
+	}
+}
+
+/* Have the sender write @icr once; returns the stat's rise across it. */
+static uint64_t send_one(uint64_t icr)
+{
+	uint64_t before = 0, after = 0;
+
+	icr_to_send = icr;
+	sync_global_to_guest(vm, icr_to_send);
+	if (have_stat)
+		before = vcpu_stat_read(&sender_hits);
+	sender_step();
+	if (have_stat)
+		after = vcpu_stat_read(&sender_hits);
+	return after - before;
+}
+
+static void run_case(const struct stat_case *c, const struct ipi_platform *p)
+{
+	const uint32_t ids[] = { SENDER_ID, RECEIVER_ID };
+	struct ipi_expectation e = ipi_expect(c->icr, 0, ids, 2);
+	int want_hits = icr_expected_fastpath_hits(c->icr, p);
+	uint32_t irqs = read_guest_u32(&receiver_irqs);
+	uint32_t want_irqs = irqs + !!(e.targets & (1 << 1));
+	uint64_t hits;
+	bool delivered;
+	char text[128];
+
+	TEST_ASSERT(e.fate == IPI_FATE_EACH, "case '%s' must have a defined outcome", c->name);
+	icr_format(c->icr, text, sizeof(text));
+
+	hits = send_one(c->icr);
+	delivered = wait_guest_u32(&receiver_irqs, want_irqs);
+	if (!delivered || read_guest_u32(&receiver_irqs) != want_irqs)
+		ksft_print_msg("%s: receiver ISR count %u, want %u\n", text,
+			       read_guest_u32(&receiver_irqs), want_irqs);
+	ksft_test_result(delivered && read_guest_u32(&receiver_irqs) == want_irqs,
+			 "%s: delivered\n", c->name);
+
+	if (!have_stat) {
+		ksft_test_result_skip("%s: path (kernel has no %s stat)\n",
+				      c->name, ICR_FASTPATH_STAT);
+		return;
+	}
+	if (want_hits < 0) {
+		ksft_test_result_skip("%s: path (IPI virtualization may complete it without an exit)\n",
+				      c->name);
+		return;
+	}
+	if (hits != (uint64_t)want_hits)
+		ksft_print_msg("%s: fastpath +%lu, want +%d\n", text, hits, want_hits);
+	ksft_test_result(hits == (uint64_t)want_hits, "%s: fastpath +%d\n",
+			 c->name, want_hits);
+}
+
+/*
+ * KVM mirrors every vCPU stat in debugfs as a per-VM sum:
+ * kvm/<pid>-<vm fd>/<name>.
+ */
+static void check_debugfs(void)
+{
+	uint64_t binary, text;
+	char path[128];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm/%d-%d/%s",
+		 getpid(), vm->fd, ICR_FASTPATH_STAT);
+	f = have_stat ? fopen(path, "r") : NULL;
+	if (!f) {
+		ksft_test_result_skip("debugfs mirrors the stat (%s: %s)\n",
+				      have_stat ? path : "no stat",
+				      have_stat ? strerror(errno) : "-");
+		return;
+	}
+	n = fscanf(f, "%lu", &text);
+	fclose(f);
+	binary = vcpu_stat_read(&sender_hits) + vcpu_stat_read(&receiver_hits);
+	if (n != 1 || text != binary)
+		ksft_print_msg("%s reads %lu, binary stats sum to %lu\n",
+			       path, text, binary);
+	ksft_test_result(n == 1 && text == binary, "debugfs mirrors the stat\n");
+}
+
+int main(void)
+{
+	struct ipi_platform platform = ipi_platform_probe();
+	pthread_t thread;
+	struct timespec ts;
+	char desc[128];
+	int i;
+
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
+
+	ksft_print_header();
+	ksft_set_plan(2 * ARRAY_SIZE(cases) + 1);
+
+	vm = vm_create_with_one_vcpu(&sender, sender_code);
+	receiver = vm_vcpu_add(vm, RECEIVER_ID, receiver_code);
+	vm_install_exception_handler(vm, IPI_VECTOR, receiver_isr);
+
+	/* Before the receiver runs: its stats fd cannot be had while it does. */
+	have_stat = vcpu_stat_open(sender, ICR_FASTPATH_STAT, &sender_hits) &&
+		    vcpu_stat_open(receiver, ICR_FASTPATH_STAT, &receiver_hits);
+	ipi_platform_describe(&platform, desc, sizeof(desc));
+	ksft_print_msg("platform: %s, stat %s\n", desc,
+		       have_stat ? ICR_FASTPATH_STAT : "absent");
+
+	pthread_create(&thread, NULL, receiver_thread, NULL);
+	sender_step();		/* the sender is in x2APIC mode now */
+	TEST_ASSERT(wait_guest_u32(&receiver_ready, 1),
+		    "receiver not ready after %d s", WAIT_SECONDS);
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		run_case(&cases[i], &platform);
+	check_debugfs();
+
+	/* Stop the receiver: it rechecks the flag when the last IPI wakes it. */
+	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)&receiver_stop), 1);
+	send_one(cases[0].icr);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_SECONDS;
+	TEST_ASSERT(!pthread_timedjoin_np(thread, NULL, &ts),
+		    "receiver did not stop within %d s", WAIT_SECONDS);
+
+	icr_to_send = 0;
+	sync_global_to_guest(vm, icr_to_send);
+	vcpu_run(sender);
+	TEST_ASSERT_EQ(get_ucall(sender, NULL), UCALL_DONE);
+	if (have_stat) {
+		vcpu_stat_close(&sender_hits);
+		vcpu_stat_close(&receiver_hits);
+	}
+	kvm_vm_free(vm);
+	ksft_finished();
+}
