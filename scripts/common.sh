@@ -17,3 +17,9 @@ need_cmd() {
 	command -v "$1" >/dev/null 2>&1 ||
 		die "'$1' not found: install it with 'apt-get install $2' (or run 'make deps')"
 }
+
+# /dev/kvm can exist (created by packages' udev rules) where the CPU has no
+# virtualization: require the CPU feature too.
+host_has_kvm() {
+	[ -c /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
+}

@@ -137,6 +137,8 @@ build() {
 	[ -f /usr/include/libelf.h ] || die "libelf.h missing: apt-get install libelf-dev"
 	if command -v ccache >/dev/null 2>&1; then
 		cc="ccache gcc"
+		# hits across clones and build directories
+		export CCACHE_BASEDIR=$BUILD
 	fi
 	say "building bzImage and headers ($JOBS jobs, CC=$cc)"
 	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" bzImage

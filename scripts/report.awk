@@ -21,6 +21,9 @@ BEGIN {
 		"UBSAN:|KASAN:|Call Trace:"
 }
 
+# serial consoles end lines with CR LF
+{ sub(/\r$/, "") }
+
 !/@@ / {
 	if ($0 ~ splat && nsplat < 20)
 		splats[++nsplat] = $0

@@ -12,7 +12,7 @@ default_platforms() {
 	local p=""
 	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx"
 	command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-svm"
-	[ -c /dev/kvm ] && command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-kvm"
+	host_has_kvm && command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-kvm"
 	[ -n "$p" ] || die "no emulator installed: apt-get install bochs bochsbios vgabios qemu-system-x86 (or run 'make deps')"
 	echo $p
 }
