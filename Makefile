@@ -2,7 +2,8 @@
 #
 # make run     build the patched kernel and the tests, run the suite on every
 #              emulated platform (PLATFORMS="bochs-vmx qemu-svm qemu-kvm host")
-# make check   the project's own tests (unit, patch hygiene) plus make run
+# make check   the project's own tests (unit, patch hygiene), make run and
+#              make mutants (the historical fastpath bugs put back must be caught)
 #
 # KSRC=/path/to/linux-6.12 uses that tree instead of Debian's linux-source-6.12.
 # Everything generated goes under build/ (BUILD=...).
@@ -10,7 +11,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD KSRC PLATFORMS RESULTS TEST_TIMEOUT
 
-.PHONY: all deps kernel tests initramfs run unit check clean
+.PHONY: all deps kernel tests initramfs run mutants unit check clean
 
 all: initramfs
 
@@ -28,6 +29,9 @@ initramfs: tests
 
 run: initramfs
 	@scripts/run.sh
+
+mutants: initramfs
+	@scripts/mutants.sh
 
 unit:
 	@scripts/unit.sh

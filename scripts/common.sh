@@ -7,6 +7,9 @@ KTREE=$BUILD/linux		# patched kernel source
 KOUT=$BUILD/kbuild		# kernel build output (O=)
 TESTS_OUT=$BUILD/tests		# statically linked test binaries
 RESULTS=${RESULTS:-$BUILD/results}
+BZIMAGE=${BZIMAGE:-$BUILD/bzImage}			# what the emulators boot
+INITRAMFS=${INITRAMFS:-$BUILD/initramfs.cpio}
+TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
 JOBS=${JOBS:-$(nproc)}
 
 say() { printf '==> %s\n' "$*" >&2; }

@@ -10,7 +10,7 @@ BUSYBOX=/bin/busybox
 [ -x "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
 	die "a static busybox is needed: apt-get install busybox-static"
 need_cmd cpio cpio
-[ -f "$TESTS_OUT/tests.list" ] || die "no tests built: run 'make tests' first"
+[ -f "$TESTS_LIST" ] || die "no tests built: run 'make tests' first"
 
 root=$BUILD/initramfs
 rm -rf "$root"
@@ -20,9 +20,9 @@ ln -s busybox "$root/bin/sh"
 cp "$TOP/scripts/guest-init.sh" "$root/init"
 cp "$TOP/scripts/suite.sh" "$root/suite.sh"
 chmod +x "$root/init"
-cp "$TESTS_OUT/tests.list" "$root/tests/"
+cp "$TESTS_LIST" "$root/tests/tests.list"
 while read -r t; do
 	cp "$TESTS_OUT/$t" "$root/tests/$t"
-done <"$TESTS_OUT/tests.list"
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$BUILD/initramfs.cpio"
-say "initramfs ready: $BUILD/initramfs.cpio ($(du -h "$BUILD/initramfs.cpio" | cut -f1))"
+done <"$TESTS_LIST"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$INITRAMFS"
+say "initramfs ready: $INITRAMFS ($(du -h "$INITRAMFS" | cut -f1))"

@@ -64,8 +64,18 @@ get_source() {
 	echo "$origin" >"$KTREE/.kvmipi-origin"
 }
 
-series_files() {
-	grep -v -e '^#' -e '^[[:space:]]*$' "$TOP/patches/series"
+# The patches to apply, in order: patches/series, then $EXTRA_PATCHES (used
+# by scripts/mutants.sh), as absolute paths.
+wanted_patches() {
+	local p
+	while read -r p; do
+		[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
+		echo "$TOP/patches/$p"
+	done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$TOP/patches/series")
+	for p in ${EXTRA_PATCHES:-}; do
+		[ -f "$p" ] || die "EXTRA_PATCHES names $p, which does not exist"
+		echo "$(cd "$(dirname "$p")" && pwd)/${p##*/}"
+	done
 }
 
 # Reverse what a previous run applied, newest first.
@@ -79,32 +89,36 @@ unapply_old() {
 	rm -rf "$applied"
 }
 
-apply_series() {
+# Is exactly @wanted (newline-separated paths) applied already?
+already_applied() {
 	local applied=$KTREE/.kvmipi-applied p
-	if [ -d "$applied" ] &&
-	   diff -q "$TOP/patches/series" "$applied/series" >/dev/null &&
-	   (cd "$TOP/patches" && series_files | while read -r p; do
-		cmp -s "$p" "$applied/$p" || exit 1; done); then
-		return
-	fi
+	[ -d "$applied" ] || return 1
+	[ "$(printf '%s\n' "$1" | sed 's#.*/##')" = "$(cat "$applied/series")" ] || return 1
+	for p in $1; do
+		cmp -s "$p" "$applied/${p##*/}" || return 1
+	done
+}
+
+apply_series() {
+	local applied=$KTREE/.kvmipi-applied wanted p
+	wanted=$(wanted_patches)
+	already_applied "$wanted" && return
 	unapply_old
 	mkdir -p "$applied.new"
 	: >"$applied.new/series"
-	for p in $(series_files); do
-		[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
-		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$TOP/patches/$p" >"$BUILD/patch.log" 2>&1; then
+	for p in $wanted; do
+		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$p" >"$BUILD/patch.log" 2>&1; then
 			cat "$BUILD/patch.log" >&2
 			# leave the tree as we found it
 			mv "$applied.new" "$applied"
 			unapply_old
-			die "patch $p does not apply to $KTREE"
+			die "patch ${p##*/} does not apply to $KTREE"
 		fi
-		patch -s -p1 -d "$KTREE" --forward --no-backup-if-mismatch <"$TOP/patches/$p"
-		cp "$TOP/patches/$p" "$applied.new/"
-		echo "$p" >>"$applied.new/series"
-		say "applied $p"
+		patch -s -p1 -d "$KTREE" --forward --no-backup-if-mismatch <"$p"
+		cp "$p" "$applied.new/"
+		echo "${p##*/}" >>"$applied.new/series"
+		say "applied ${p##*/}"
 	done
-	cp "$TOP/patches/series" "$applied.new/series"
 	mv "$applied.new" "$applied"
 }
 
@@ -143,7 +157,8 @@ build() {
 	say "building bzImage and headers ($JOBS jobs, CC=$cc)"
 	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" bzImage
 	make -s -C "$KTREE" O="$KOUT" headers >/dev/null
-	cp "$KOUT/arch/x86/boot/bzImage" "$BUILD/bzImage"
+	mkdir -p "$(dirname "$BZIMAGE")"
+	cp "$KOUT/arch/x86/boot/bzImage" "$BZIMAGE"
 }
 
 mkdir -p "$BUILD"
@@ -153,4 +168,4 @@ get_source
 apply_series
 configure
 build
-say "kernel ready: $BUILD/bzImage"
+say "kernel ready: $BZIMAGE"

@@ -71,13 +71,13 @@ run_qemu() {
 	local accel=$1 cpu=$2 smp=$3
 	need_cmd qemu-system-x86_64 qemu-system-x86
 	watch_emulator qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$smp" \
-		-m "$MEM" -kernel "$BUILD/bzImage" -initrd "$BUILD/initramfs.cpio" \
+		-m "$MEM" -kernel "$BZIMAGE" -initrd "$INITRAMFS" \
 		-append "$CMDLINE" -display none -monitor none -no-reboot \
 		-serial "file:$out/console.log"
 }
 
 make_iso() {
-	local iso_root=$BUILD/iso
+	local iso_root=$out/iso
 	need_cmd xorriso xorriso
 	[ -f /usr/lib/ISOLINUX/isolinux.bin ] || die "isolinux.bin missing: apt-get install isolinux"
 	[ -f /usr/lib/syslinux/modules/bios/ldlinux.c32 ] ||
@@ -86,11 +86,11 @@ make_iso() {
 	mkdir -p "$iso_root/isolinux"
 	cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 \
 		"$iso_root/isolinux/"
-	cp "$BUILD/bzImage" "$iso_root/bzImage"
-	cp "$BUILD/initramfs.cpio" "$iso_root/initrd"
+	cp "$BZIMAGE" "$iso_root/bzImage"
+	cp "$INITRAMFS" "$iso_root/initrd"
 	printf 'default kvmipi\nprompt 0\nlabel kvmipi\n  kernel /bzImage\n  append initrd=/initrd %s\n' \
 		"$CMDLINE" >"$iso_root/isolinux/isolinux.cfg"
-	xorriso -as mkisofs -quiet -o "$BUILD/bochs.iso" -b isolinux/isolinux.bin \
+	xorriso -as mkisofs -quiet -o "$out/boot.iso" -b isolinux/isolinux.bin \
 		-c isolinux/boot.cat -no-emul-boot -boot-load-size 4 -boot-info-table \
 		"$iso_root" 2>/dev/null
 }
@@ -105,7 +105,7 @@ run_bochs() {
 	cpu: model=tigerlake, count=1, reset_on_triple_fault=0
 	romimage: file=/usr/share/bochs/BIOS-bochs-latest
 	vgaromimage: file=/usr/share/vgabios/vgabios.bin
-	ata0-master: type=cdrom, path=$BUILD/bochs.iso, status=inserted
+	ata0-master: type=cdrom, path=$out/boot.iso, status=inserted
 	boot: cdrom
 	clock: sync=none
 	display_library: rfb, options="timeout=0"
@@ -121,7 +121,7 @@ run_bochs() {
 run_host() {
 	host_has_kvm || die "PLATFORMS=host needs a usable /dev/kvm (CPU with vmx or svm) on this machine"
 	local start=$SECONDS
-	sed 's/^/@@ /' < <(sh "$TOP/scripts/suite.sh" "$TESTS_OUT" "$TEST_TIMEOUT") \
+	sed 's/^/@@ /' < <(sh "$TOP/scripts/suite.sh" "$TESTS_OUT" "$TEST_TIMEOUT" "$TESTS_LIST") \
 		>"$out/console.log"
 	echo "$((SECONDS - start))" >"$out/wall_seconds"
 }

@@ -29,7 +29,7 @@ for p in $PLATFORMS; do
 		printf '%s\tplatform-start\tfail\t-\t-\n' "$p" >>"$rows"
 		continue
 	fi
-	awk -v platform="$p" -v list="$TESTS_OUT/tests.list" -v rows="$dir/rows.tsv" \
+	awk -v platform="$p" -v list="$TESTS_LIST" -v rows="$dir/rows.tsv" \
 		-f "$TOP/scripts/report.awk" "$dir/console.log" >"$dir/ktap"
 	cat "$dir/rows.tsv" >>"$rows"
 	grep -E '^(not ok|# )' "$dir/ktap" | grep -v '^# platform' | sed "s/^/  $p: /" || true

@@ -1,15 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run every test of DIR/tests.list with a timeout and print, one per line:
+# Run every test of a list, found in DIR, with a timeout and print, one per line:
 #   CAPS <what the KVM here can do>
 #   TEST <name>, then the test's own KTAP output, then RC <status> <t0> <t1>
 #   END
 # POSIX sh: it runs both on the host and as busybox sh inside the guest.
 #
-# usage: suite.sh DIR TIMEOUT_SECONDS
+# usage: suite.sh DIR TIMEOUT_SECONDS [LIST]  (LIST defaults to DIR/tests.list)
 dir=$1
 limit=$2
+list=${3:-$dir/tests.list}
 
 param() {
 	cat "/sys/module/$1/parameters/$2" 2>/dev/null || echo -
@@ -35,5 +36,5 @@ while read -r t; do
 	t0=$(uptime_s)
 	timeout -s KILL "$limit" "$dir/$t" 2>&1 </dev/null
 	echo "RC $? $t0 $(uptime_s)"
-done <"$dir/tests.list"
+done <"$list"
 echo "END"
