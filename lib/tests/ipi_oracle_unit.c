@@ -79,6 +79,21 @@ static const struct oracle_case cases[] = {
 	{ "bit 12 is not modelled as reserved", FIXED | ASSERT | ICR_DELIVERY_STATUS | DEST(1) | 0x40, 0, true, IPI_FATE_EACH, 0x2 },
 };
 
+/* xAPIC: 8-bit destinations in ICR2[31:24], flat logical model. */
+#define XDEST(x)	((uint64_t)(x) << XAPIC_DEST_SHIFT)
+static const uint8_t flat_ldr[] = { 0x01, 0x02, 0x04, 0x08 };
+
+static const struct oracle_case xapic_cases[] = {
+	{ "xapic fixed physical", FIXED | ASSERT | XDEST(16) | 0x40, 0, false, IPI_FATE_EACH, 0x4 },
+	{ "xapic fixed physical broadcast 0xff", FIXED | ASSERT | XDEST(0xff) | 0x40, 0, false, IPI_FATE_EACH, ALL },
+	{ "xapic fixed physical, no such ID", FIXED | ASSERT | XDEST(5) | 0x40, 0, false, IPI_FATE_EACH, 0 },
+	{ "xapic fixed logical, two bits", FIXED | ASSERT | LOGICAL | XDEST(0x06) | 0x40, 0, false, IPI_FATE_EACH, 0x6 },
+	{ "xapic fixed logical broadcast 0xff", FIXED | ASSERT | LOGICAL | XDEST(0xff) | 0x40, 0, false, IPI_FATE_EACH, ALL },
+	{ "xapic lowest-priority logical", LOWEST | ASSERT | LOGICAL | XDEST(0x0c) | 0x40, 0, false, IPI_FATE_ONE_OF, 0xc },
+	{ "xapic nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 2, false, IPI_FATE_EACH, 0xb },
+	{ "xapic reserved bit 13 does not fault", FIXED | ASSERT | (1ULL << 13) | XDEST(1) | 0x40, 0, false, IPI_FATE_EACH, 0x2 },
+};
+
 struct format_case {
 	uint64_t icr;
 	const char *text;
@@ -136,6 +151,18 @@ static void check_case(const struct oracle_case *c)
 	report(ok, "oracle: ", c->what);
 }
 
+static void check_xapic_case(const struct oracle_case *c)
+{
+	struct ipi_expectation e = ipi_expect_xapic(c->icr, c->sender, ids, flat_ldr, NR_VCPUS);
+	bool ok = e.fate == c->fate && e.targets == c->targets;
+
+	if (!ok)
+		printf("# %s: %s 0x%llx, want %s 0x%llx\n", c->what,
+		       ipi_fate_name(e.fate), (unsigned long long)e.targets,
+		       ipi_fate_name(c->fate), (unsigned long long)c->targets);
+	report(ok, "oracle: ", c->what);
+}
+
 static void check_format(const struct format_case *c)
 {
 	char buf[128];
@@ -168,12 +195,15 @@ static void check_round_trip(void)
 int main(void)
 {
 	unsigned int nr_cases = sizeof(cases) / sizeof(cases[0]);
+	unsigned int nr_xapic = sizeof(xapic_cases) / sizeof(xapic_cases[0]);
 	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
 	unsigned int i;
 
-	printf("TAP version 13\n1..%u\n", nr_cases + nr_formats + 1);
+	printf("TAP version 13\n1..%u\n", nr_cases + nr_xapic + nr_formats + 1);
 	for (i = 0; i < nr_cases; i++)
 		check_case(&cases[i]);
+	for (i = 0; i < nr_xapic; i++)
+		check_xapic_case(&xapic_cases[i]);
 	for (i = 0; i < nr_formats; i++)
 		check_format(&formats[i]);
 	check_round_trip();

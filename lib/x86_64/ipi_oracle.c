@@ -142,28 +142,27 @@ static bool dest_matches(const struct icr *icr, uint32_t x2apic_id)
 	return (icr->dest >> 16) == (ldr >> 16) && (icr->dest & ldr & 0xffff);
 }
 
-struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
-				  const uint32_t *x2apic_ids,
-				  unsigned int nr_vcpus)
+/*
+ * Shared by both modes: @matches(i) says whether vCPU i is addressed by the
+ * destination field (used without a shorthand); @broadcast whether the
+ * destination is the broadcast one.
+ */
+static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
+				     unsigned int nr_vcpus, uint64_t dest_matches,
+				     bool broadcast)
 {
-	struct icr icr = icr_decode(raw);
 	struct ipi_expectation e = { .fate = IPI_FATE_EACH, .targets = 0 };
 	uint64_t all = nr_vcpus >= 64 ? ~0ULL : (1ULL << nr_vcpus) - 1;
-	unsigned int i;
 
-	if (icr.reserved) {
-		e.fate = IPI_FATE_GP;
-		return e;
-	}
 	/* INIT level de-assert, whatever the destination: nothing is sent. */
-	if (icr.mode == ICR_DM_INIT && icr.level_trigger && !icr.level_assert)
+	if (icr->mode == ICR_DM_INIT && icr->level_trigger && !icr->level_assert)
 		return e;
-	if (!icr_combination_valid(&icr)) {
+	if (!icr_combination_valid(icr)) {
 		e.fate = IPI_FATE_UNDEFINED;
 		return e;
 	}
 
-	switch (icr.shorthand) {
+	switch (icr->shorthand) {
 	case ICR_SH_SELF:
 		e.targets = 1ULL << sender;
 		break;
@@ -174,20 +173,53 @@ struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
 		e.targets = all & ~(1ULL << sender);
 		break;
 	case ICR_SH_NONE:
-		for (i = 0; i < nr_vcpus && i < 64; i++)
-			if (dest_matches(&icr, x2apic_ids[i]))
-				e.targets |= 1ULL << i;
+		e.targets = dest_matches & all;
 		break;
 	}
 
-	if (icr.mode == ICR_DM_LOWEST) {
+	if (icr->mode == ICR_DM_LOWEST) {
 		/* Arbitration among all APICs is not defined for broadcasts. */
-		if (icr.shorthand != ICR_SH_NONE || icr.dest == X2APIC_BROADCAST)
+		if (icr->shorthand != ICR_SH_NONE || broadcast)
 			e.fate = IPI_FATE_UNDEFINED;
 		else if (e.targets)
 			e.fate = IPI_FATE_ONE_OF;
 	}
 	return e;
+}
+
+struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
+				  const uint32_t *x2apic_ids,
+				  unsigned int nr_vcpus)
+{
+	struct icr icr = icr_decode(raw);
+	struct ipi_expectation gp = { .fate = IPI_FATE_GP };
+	uint64_t matches = 0;
+	unsigned int i;
+
+	if (icr.reserved)
+		return gp;
+	for (i = 0; i < nr_vcpus && i < 64; i++)
+		if (dest_matches(&icr, x2apic_ids[i]))
+			matches |= 1ULL << i;
+	return expect(&icr, sender, nr_vcpus, matches, icr.dest == X2APIC_BROADCAST);
+}
+
+struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
+					const uint32_t *apic_ids,
+					const uint8_t *flat_ldr,
+					unsigned int nr_vcpus)
+{
+	struct icr icr = icr_decode(raw & ~X2APIC_ICR_RESERVED);
+	uint8_t dest = raw >> XAPIC_DEST_SHIFT;
+	uint64_t matches = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr_vcpus && i < 64; i++) {
+		if (dest == XAPIC_BROADCAST ||
+		    (icr.logical ? (dest & flat_ldr[i]) != 0 : dest == apic_ids[i]))
+			matches |= 1ULL << i;
+	}
+	return expect(&icr, sender, nr_vcpus, matches, dest == XAPIC_BROADCAST);
 }
 
 const char *ipi_fate_name(enum ipi_fate fate)

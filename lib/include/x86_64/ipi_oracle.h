@@ -37,6 +37,8 @@
 #define X2APIC_ICR_RESERVED	((1ULL << 13) | (3ULL << 16) | (0xfffULL << 20))
 
 #define X2APIC_BROADCAST	0xffffffffU
+#define XAPIC_BROADCAST		0xffU
+#define XAPIC_DEST_SHIFT	56
 
 enum icr_delivery_mode {
 	ICR_DM_FIXED = 0,
@@ -112,6 +114,18 @@ struct ipi_expectation {
 struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
 				  const uint32_t *x2apic_ids,
 				  unsigned int nr_vcpus);
+
+/*
+ * The same question in xAPIC mode, for a write of ICR2:ICR as one value
+ * (@raw: the 8-bit destination in bits 63:56, as ICR2 holds it in 31:24).
+ * Logical destinations use the flat model: vCPU i matches when @flat_ldr[i]
+ * (its LDR bits 31:24) shares a bit with the destination.  MMIO writes never
+ * fault, whatever the reserved bits, and never reach the x2APIC fastpath.
+ */
+struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
+					const uint32_t *apic_ids,
+					const uint8_t *flat_ldr,
+					unsigned int nr_vcpus);
 
 const char *ipi_fate_name(enum ipi_fate fate);
 

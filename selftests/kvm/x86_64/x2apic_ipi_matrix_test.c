@@ -12,6 +12,9 @@
  *    says and nothing else, reserved bits raised #GP in the sender, and the
  *    ICR reads back as written.
  *
+ * Then every vCPU switches to xAPIC mode and the same sends, written through
+ * the MMIO ICR2/ICR, must deliver the same way and never take the fastpath.
+ *
  * A round: all vCPUs are parked at a GUEST_SYNC; the host names one sender
  * and one ICR value; the other vCPUs idle in "sti; hlt" until a fence
  * interrupt the host injects with KVM_SIGNAL_MSI after the write.  The fence
@@ -41,9 +44,16 @@
 
 /* Two vCPUs in logical cluster 0 and two in cluster 1. */
 static const uint32_t apic_ids[NR_VCPUS] = { 0, 1, 16, 17 };
+/* xAPIC flat-model logical IDs (LDR bits 31:24); bit 4 is nobody's. */
+static const uint8_t flat_ldr[NR_VCPUS] = { 0x01, 0x02, 0x04, 0x08 };
+#define FLAT_NOBODY	0x10
+
+#define XAPIC_LDR	0xd0
+#define XAPIC_DFR	0xe0
+#define XAPIC_DFR_FLAT	0xffffffff
 
 enum { SYNC_PARKED = 1, SYNC_SENT };
-enum { OP_IDLE, OP_SEND, OP_EXIT };
+enum { OP_IDLE, OP_SEND, OP_TO_XAPIC, OP_EXIT };
 
 /* Host -> guest, written only while every vCPU is parked. */
 struct guest_cmd {
@@ -63,10 +73,21 @@ struct guest_obs {
 static struct guest_cmd cmd[NR_VCPUS];
 static struct guest_obs obs[NR_VCPUS];
 static uint8_t index_of_id[32];
+static bool in_xapic;		/* set by the host once every vCPU switched */
 
 static uint32_t self_index(void)
 {
+	if (READ_ONCE(in_xapic))
+		return index_of_id[(xapic_read_reg(APIC_ID) >> 24) & 31];
 	return index_of_id[x2apic_read_reg(APIC_ID) & 31];
+}
+
+static void apic_eoi(void)
+{
+	if (READ_ONCE(in_xapic))
+		xapic_write_reg(APIC_EOI, 0);
+	else
+		x2apic_write_reg(APIC_EOI, 0);
 }
 
 static void guest_isr(struct ex_regs *regs)
@@ -74,7 +95,7 @@ static void guest_isr(struct ex_regs *regs)
 	uint32_t me = self_index();
 
 	WRITE_ONCE(obs[me].irqs[regs->vector], obs[me].irqs[regs->vector] + 1);
-	x2apic_write_reg(APIC_EOI, 0);
+	apic_eoi();
 }
 
 static void guest_nmi(struct ex_regs *regs)
@@ -94,6 +115,22 @@ static void idle_until_fence(uint32_t me)
 		asm volatile("sti; hlt; cli" ::: "memory");
 }
 
+/* ICR2 first: writing the low half sends. */
+static void xapic_send(uint32_t me, uint64_t icr)
+{
+	xapic_write_reg(APIC_ICR2, icr >> 32);
+	xapic_write_reg(APIC_ICR, (uint32_t)icr);
+	obs[me].fault = 0;
+	obs[me].readback = (uint64_t)xapic_read_reg(APIC_ICR2) << 32 |
+			   xapic_read_reg(APIC_ICR);
+}
+
+static void x2apic_send(uint32_t me, uint64_t icr)
+{
+	obs[me].fault = x2apic_write_reg_safe(APIC_ICR, icr);
+	obs[me].readback = x2apic_read_reg(APIC_ICR);
+}
+
 static void guest_main(uint32_t me)
 {
 	x2apic_enable();
@@ -103,10 +140,17 @@ static void guest_main(uint32_t me)
 
 		switch (READ_ONCE(cmd[me].op)) {
 		case OP_SEND:
-			obs[me].fault = x2apic_write_reg_safe(APIC_ICR, cmd[me].icr);
-			obs[me].readback = x2apic_read_reg(APIC_ICR);
+			if (READ_ONCE(in_xapic))
+				xapic_send(me, cmd[me].icr);
+			else
+				x2apic_send(me, cmd[me].icr);
 			GUEST_SYNC(SYNC_SENT);
 			idle_until_fence(me);
+			break;
+		case OP_TO_XAPIC:
+			xapic_enable();
+			xapic_write_reg(XAPIC_DFR, XAPIC_DFR_FLAT);
+			xapic_write_reg(XAPIC_LDR, (uint32_t)flat_ldr[me] << 24);
 			break;
 		case OP_IDLE:
 			idle_until_fence(me);
@@ -264,29 +308,33 @@ struct group {
 	unsigned int path_checked, outcome_checked;
 };
 
-/* mode x kind x trigger, then reserved bits, then illegal vectors */
-#define NR_GROUPS	(NR_MODES * NR_KINDS * 2 + 2)
+/* APIC mode x delivery mode x kind x trigger, reserved bits, illegal vectors */
+#define NR_GROUPS	(2 * NR_MODES * NR_KINDS * 2 + 2)
 #define GROUP_RESERVED	(NR_GROUPS - 2)
 #define GROUP_LOW_VEC	(NR_GROUPS - 1)
 
 static struct group groups[NR_GROUPS];
 static unsigned int total_rounds, total_hits, slow_deliveries;
 
-static unsigned int group_of(int mode, enum group_kind kind, bool level)
+static bool xapic_phase;
+
+static unsigned int group_of(bool xapic, int mode, enum group_kind kind, bool level)
 {
-	return (mode * NR_KINDS + kind) * 2 + level;
+	return ((xapic * NR_MODES + mode) * NR_KINDS + kind) * 2 + level;
 }
 
 static void init_groups(void)
 {
-	int m, k, l;
+	int x, m, k, l;
 
-	for (m = 0; m < NR_MODES; m++)
-		for (k = 0; k < NR_KINDS; k++)
-			for (l = 0; l < 2; l++)
-				snprintf(groups[group_of(m, k, l)].name, sizeof(groups[0].name),
-					 "%s %s %s", mode_names[m], kind_names[k],
-					 l ? "level" : "edge");
+	for (x = 0; x < 2; x++)
+		for (m = 0; m < NR_MODES; m++)
+			for (k = 0; k < NR_KINDS; k++)
+				for (l = 0; l < 2; l++)
+					snprintf(groups[group_of(x, m, k, l)].name,
+						 sizeof(groups[0].name), "%s%s %s %s",
+						 x ? "xapic " : "", mode_names[m],
+						 kind_names[k], l ? "level" : "edge");
 	strcpy(groups[GROUP_RESERVED].name, "reserved bits set");
 	strcpy(groups[GROUP_LOW_VEC].name, "vector below 16");
 }
@@ -357,7 +405,7 @@ static uint64_t check_outcome(uint64_t icr, int s, const struct ipi_expectation 
 		if (host_obs[s].fault) {
 			snprintf(why, size, "fault 0x%x, want none", host_obs[s].fault);
 			*outcome_ok = false;
-		} else if (host_obs[s].readback != icr) {
+		} else if ((host_obs[s].readback & ~ICR_DELIVERY_STATUS) != icr) {
 			snprintf(why, size, "ICR reads back 0x%lx", host_obs[s].readback);
 			*outcome_ok = false;
 		}
@@ -384,8 +432,11 @@ static uint64_t check_outcome(uint64_t icr, int s, const struct ipi_expectation 
 
 static void round_one(int s, uint64_t icr, unsigned int group)
 {
-	struct ipi_expectation e = ipi_expect(icr, s, apic_ids, NR_VCPUS);
-	int want_hits = icr_expected_fastpath_hits(icr, &platform);
+	struct ipi_expectation e = xapic_phase ?
+		ipi_expect_xapic(icr, s, apic_ids, flat_ldr, NR_VCPUS) :
+		ipi_expect(icr, s, apic_ids, NR_VCPUS);
+	/* MMIO writes of the xAPIC ICR are never MSR exits. */
+	int want_hits = xapic_phase ? 0 : icr_expected_fastpath_hits(icr, &platform);
 	struct guest_obs before[NR_VCPUS];
 	uint64_t hits = 0, got_set;
 	struct group *g = &groups[group];
@@ -434,20 +485,25 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 		return;
 	g->path_failed += !path_ok;
 	g->outcome_failed += !outcome_ok;
-	icr_format(icr, text, sizeof(text));
+	icr_format(xapic_phase ? (uint32_t)icr | (icr >> XAPIC_DEST_SHIFT) << 32 : icr,
+		   text, sizeof(text));
 	format_set(got_set, got_s, sizeof(got_s));
 	format_set(e.targets, want_s, sizeof(want_s));
-	ksft_print_msg("MISMATCH vCPU 0x%x -> %s: path %s (+%lu), want %s (+%d); "
+	ksft_print_msg("MISMATCH vCPU 0x%x -> %s%s: path %s (+%lu), want %s (+%d); "
 		       "recipients %s, want %s %s%s%s\n",
-		       apic_ids[s], text, hits ? "fast" : "slow", hits,
+		       apic_ids[s], xapic_phase ? "xapic " : "", text, hits ? "fast" : "slow", hits,
 		       want_hits > 0 ? "fast" : "slow", want_hits, got_s,
 		       ipi_fate_name(e.fate), want_s, why[0] ? "; " : "", why);
+}
+
+static uint64_t with_dest(uint64_t icr, uint32_t dest)
+{
+	return icr | (uint64_t)dest << (xapic_phase ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
 }
 
 /* Every ICR value the vCPU at index @s sends, tagged with its group. */
 static void run_sender(int s)
 {
-	const uint64_t assert_edge = APIC_INT_ASSERT;
 	static const uint64_t shorthands[] = {
 		APIC_DEST_SELF, APIC_DEST_ALLINC, APIC_DEST_ALLBUT
 	};
@@ -455,44 +511,69 @@ static void run_sender(int s)
 		1ULL << 13, 1ULL << 16, 1ULL << 17, 1ULL << 20, 1ULL << 31,
 	};
 	uint32_t phys[NR_VCPUS + 2], logical[NR_VCPUS + 4];
+	uint32_t other = apic_ids[(s + 1) % NR_VCPUS];
 	int m, l, i, nphys = 0, nlog = 0;
+	bool x = xapic_phase;
 
 	for (i = 0; i < NR_VCPUS; i++) {
 		phys[nphys++] = apic_ids[i];			/* each, self included */
-		logical[nlog++] = x2apic_ldr(apic_ids[i]);	/* one bit */
+		logical[nlog++] = x ? flat_ldr[i] : x2apic_ldr(apic_ids[i]);
 	}
 	phys[nphys++] = MISSING_ID;
-	phys[nphys++] = X2APIC_BROADCAST;
-	logical[nlog++] = x2apic_ldr(apic_ids[0]) | x2apic_ldr(apic_ids[1]);
-	logical[nlog++] = x2apic_ldr(apic_ids[2]) | x2apic_ldr(apic_ids[3]);
-	logical[nlog++] = x2apic_ldr(MISSING_ID);		/* nobody */
-	logical[nlog++] = X2APIC_BROADCAST;
+	phys[nphys++] = x ? XAPIC_BROADCAST : X2APIC_BROADCAST;
+	if (x) {
+		logical[nlog++] = flat_ldr[0] | flat_ldr[1];	/* several bits */
+		logical[nlog++] = flat_ldr[2] | flat_ldr[3];
+		logical[nlog++] = FLAT_NOBODY;
+		logical[nlog++] = XAPIC_BROADCAST;
+	} else {
+		logical[nlog++] = x2apic_ldr(apic_ids[0]) | x2apic_ldr(apic_ids[1]);
+		logical[nlog++] = x2apic_ldr(apic_ids[2]) | x2apic_ldr(apic_ids[3]);
+		logical[nlog++] = x2apic_ldr(MISSING_ID);	/* nobody */
+		logical[nlog++] = X2APIC_BROADCAST;
+	}
 
 	for (m = 0; m < NR_MODES; m++) {
 		for (l = 0; l < 2; l++) {
-			uint64_t base = modes[m] | assert_edge | TEST_VECTOR |
+			uint64_t base = modes[m] | APIC_INT_ASSERT | TEST_VECTOR |
 					(l ? APIC_INT_LEVELTRIG : 0);
 
 			for (i = 0; i < nphys; i++)
-				round_one(s, base | (uint64_t)phys[i] << 32,
-					  group_of(m, KIND_PHYSICAL, l));
+				round_one(s, with_dest(base, phys[i]),
+					  group_of(x, m, KIND_PHYSICAL, l));
 			for (i = 0; i < nlog; i++)
-				round_one(s, base | APIC_DEST_LOGICAL |
-					  (uint64_t)logical[i] << 32,
-					  group_of(m, KIND_LOGICAL, l));
+				round_one(s, with_dest(base | APIC_DEST_LOGICAL, logical[i]),
+					  group_of(x, m, KIND_LOGICAL, l));
 			/* The destination field must be ignored: aim it elsewhere. */
 			for (i = 0; i < ARRAY_SIZE(shorthands); i++)
-				round_one(s, base | shorthands[i] |
-					  (uint64_t)apic_ids[(s + 1) % NR_VCPUS] << 32,
-					  group_of(m, KIND_SHORTHAND, l));
+				round_one(s, with_dest(base | shorthands[i], other),
+					  group_of(x, m, KIND_SHORTHAND, l));
 		}
 	}
+	if (x)
+		return;
 
+	/* x2APIC only: reserved bits fault there, MMIO writes never do. */
 	for (i = 0; i < ARRAY_SIZE(reserved); i++)
-		round_one(s, APIC_DM_FIXED | assert_edge | TEST_VECTOR | reserved[i] |
-			  (uint64_t)apic_ids[(s + 1) % NR_VCPUS] << 32, GROUP_RESERVED);
-	round_one(s, APIC_DM_FIXED | assert_edge | LOW_VECTOR |
-		  (uint64_t)apic_ids[(s + 1) % NR_VCPUS] << 32, GROUP_LOW_VEC);
+		round_one(s, with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | TEST_VECTOR |
+				       reserved[i], other), GROUP_RESERVED);
+	round_one(s, with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | LOW_VECTOR, other),
+		  GROUP_LOW_VEC);
+}
+
+/* Every vCPU leaves x2APIC mode for xAPIC, flat logical model. */
+static void switch_to_xapic(void)
+{
+	int i;
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		host_cmd[i].op = OP_TO_XAPIC;
+		resume(i);
+	}
+	for (i = 0; i < NR_VCPUS; i++)
+		wait_sync(i, SYNC_PARKED, "switching to xAPIC mode");
+	*(bool *)guest_hva(&in_xapic, sizeof(in_xapic)) = true;
+	xapic_phase = true;
 }
 
 static void report_groups(void)
@@ -544,6 +625,7 @@ int main(void)
 	vm_install_exception_handler(vm, NUDGE_VECTOR, guest_isr);
 	vm_install_exception_handler(vm, TEST_VECTOR, guest_isr);
 	vm_install_exception_handler(vm, LOW_VECTOR, guest_isr);
+	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
 	host_cmd = guest_hva(cmd, sizeof(cmd));
 	host_obs = guest_hva(obs, sizeof(obs));
 
@@ -564,6 +646,9 @@ int main(void)
 	for (i = 0; i < NR_VCPUS; i++)
 		wait_sync(i, SYNC_PARKED, "starting");
 
+	for (i = 0; i < NR_VCPUS; i++)
+		run_sender(i);
+	switch_to_xapic();
 	for (i = 0; i < NR_VCPUS; i++)
 		run_sender(i);
 
