@@ -12,7 +12,9 @@
  *    says and nothing else, reserved bits raised #GP in the sender, and the
  *    ICR reads back as written.
  *
- * Then every vCPU switches to xAPIC mode and the same sends, written through
+ * SMI, INIT and SIPI go to vCPUs parked in the host, where the host sees them
+ * latched (KVM_GET_VCPU_EVENTS, KVM_GET_MP_STATE); it then drops the SMI, or
+ * restarts the vCPUs that INIT or SIPI reset from their first instruction.  Then every vCPU switches to xAPIC mode and the same sends, written through
  * the MMIO ICR2/ICR, must deliver the same way and never take the fastpath.
  *
  * A round: all vCPUs are parked at a GUEST_SYNC; the host names one sender
@@ -39,6 +41,8 @@
 #define TEST_VECTOR	0xb0
 #define LOW_VECTOR	0x0f	/* illegal for fixed IPIs */
 #define MISSING_ID	5	/* an x2APIC ID no vCPU has */
+#define SIPI_VECTOR	0x9f	/* start-up page 0x9f000 */
+#define RESET_CS	0xf000	/* CS selector after INIT */
 #define WAIT_SECONDS	120
 #define NUDGE_SECONDS	2
 
@@ -98,11 +102,21 @@ static void guest_isr(struct ex_regs *regs)
 	apic_eoi();
 }
 
+#define HLT_OPCODE	0xf4
+
 static void guest_nmi(struct ex_regs *regs)
 {
 	uint32_t me = self_index();
 
 	WRITE_ONCE(obs[me].nmis, obs[me].nmis + 1);
+
+	/*
+	 * An NMI in the shadow of "sti; hlt" returns to the HLT with
+	 * interrupts on: the fence could then be handled before the HLT, which
+	 * would halt for good.  Skip the HLT; the idle loop checks again.
+	 */
+	if (*(uint8_t *)regs->rip == HLT_OPCODE)
+		regs->rip++;
 }
 
 static void idle_until_fence(uint32_t me)
@@ -170,6 +184,8 @@ struct vcpu_ctl {
 	uint64_t sync;		/* argument of the last GUEST_SYNC */
 	bool done;
 	struct vcpu_stat hits;
+	struct kvm_regs first_regs;	/* to restart it after INIT / SIPI */
+	struct kvm_sregs first_sregs;
 	uint32_t fences;	/* fences sent to it so far */
 	uint64_t icr;		/* its ICR as last written without fault */
 };
@@ -270,9 +286,9 @@ static void send_fence(int i)
 /*
  * Wait until vCPU @i parks after its fence.  A vCPU that handled the fence
  * but stays halted lost its HLT wake-up (seen under QEMU TCG's SVM with two
- * emulated CPUs, never with one): nudge it with another interrupt and count
- * it, so that a lost wake-up is reported rather than hung on.  Delivery is
- * still checked strictly.
+ * emulated CPUs): nudge it with another interrupt and count it, so that a
+ * lost wake-up is reported rather than hung on.  Delivery is still checked
+ * strictly.
  */
 static void wait_parked(int i)
 {
@@ -287,6 +303,8 @@ static void wait_parked(int i)
 			return;
 		}
 		if (READ_ONCE(host_obs[i].irqs[FENCE_VECTOR]) >= host_cmd[i].fences) {
+			ksft_print_msg("vCPU 0x%x halted after its fence (op %u, ICR 0x%lx): nudged\n",
+				       apic_ids[i], host_cmd[i].op, host_cmd[i].icr);
 			send_msi(i, NUDGE_VECTOR);
 			lost_wakeups++;
 		}
@@ -308,10 +326,20 @@ struct group {
 	unsigned int path_checked, outcome_checked;
 };
 
-/* APIC mode x delivery mode x kind x trigger, reserved bits, illegal vectors */
-#define NR_GROUPS	(2 * NR_MODES * NR_KINDS * 2 + 2)
-#define GROUP_RESERVED	(NR_GROUPS - 2)
-#define GROUP_LOW_VEC	(NR_GROUPS - 1)
+/* Modes that disturb their target: sent only to vCPUs parked in the host. */
+enum { DIS_SMI, DIS_INIT, DIS_SIPI, NR_DISRUPTIVE };
+static const uint64_t dis_modes[] = { APIC_DM_SMI, APIC_DM_INIT, APIC_DM_STARTUP | SIPI_VECTOR };
+static const char * const dis_names[] = { "smi", "init", "startup" };
+
+/*
+ * Groups: APIC mode x delivery mode x kind x trigger; disruptive mode x kind;
+ * reserved bits; illegal vectors.
+ */
+#define NR_PLAIN_GROUPS		(2 * NR_MODES * NR_KINDS * 2)
+#define GROUP_DISRUPTIVE(m, k)	(NR_PLAIN_GROUPS + (m) * NR_KINDS + (k))
+#define GROUP_RESERVED		GROUP_DISRUPTIVE(NR_DISRUPTIVE, 0)
+#define GROUP_LOW_VEC		(GROUP_RESERVED + 1)
+#define NR_GROUPS		(GROUP_LOW_VEC + 1)
 
 static struct group groups[NR_GROUPS];
 static unsigned int total_rounds, total_hits, slow_deliveries;
@@ -335,6 +363,10 @@ static void init_groups(void)
 						 sizeof(groups[0].name), "%s%s %s %s",
 						 x ? "xapic " : "", mode_names[m],
 						 kind_names[k], l ? "level" : "edge");
+	for (m = 0; m < NR_DISRUPTIVE; m++)
+		for (k = 0; k < NR_KINDS; k++)
+			snprintf(groups[GROUP_DISRUPTIVE(m, k)].name, sizeof(groups[0].name),
+				 "%s %s", dis_names[m], kind_names[k]);
 	strcpy(groups[GROUP_RESERVED].name, "reserved bits set");
 	strcpy(groups[GROUP_LOW_VEC].name, "vector below 16");
 }
@@ -561,6 +593,156 @@ static void run_sender(int s)
 		  GROUP_LOW_VEC);
 }
 
+/* Did @mode reach the parked vCPU @i?  What each leaves behind is distinct. */
+static bool disturbed(int i, int mode)
+{
+	struct kvm_vcpu *vcpu = ctl[i].vcpu;
+	struct kvm_vcpu_events events;
+	struct kvm_mp_state mp;
+	struct kvm_sregs sregs;
+
+	if (mode == DIS_SMI) {
+		vcpu_events_get(vcpu, &events);
+		return events.smi.pending;
+	}
+	/* Getting the MP state makes KVM accept pending INIT and SIPI. */
+	vcpu_mp_state_get(vcpu, &mp);
+	vcpu_sregs_get(vcpu, &sregs);
+	if (mode == DIS_INIT)
+		return sregs.cs.selector == RESET_CS;
+	return mp.mp_state == KVM_MP_STATE_RUNNABLE &&
+	       sregs.cs.selector == SIPI_VECTOR << 8;
+}
+
+/* Drop the SMI latched by a vCPU that never ran since. */
+static void drop_smi(int i)
+{
+	struct kvm_vcpu_events events;
+
+	vcpu_events_get(ctl[i].vcpu, &events);
+	events.smi.pending = 0;
+	vcpu_events_set(ctl[i].vcpu, &events);
+}
+
+/*
+ * Start vCPU @i again from guest_main(): INIT (or SIPI) reset its registers
+ * and its local APIC, which guest_main() enables again.
+ */
+static void restart(int i)
+{
+	struct kvm_mp_state runnable = { KVM_MP_STATE_RUNNABLE };
+
+	vcpu_mp_state_set(ctl[i].vcpu, &runnable);
+	vcpu_sregs_set(ctl[i].vcpu, &ctl[i].first_sregs);
+	vcpu_regs_set(ctl[i].vcpu, &ctl[i].first_regs);
+	resume(i);
+	wait_sync(i, SYNC_PARKED, "restarting after INIT");
+}
+
+/*
+ * One SMI, INIT or SIPI write by vCPU @s while every other vCPU stays parked
+ * in the host, so the event stays latched there for the host to see.  For
+ * SIPI the others wait for it (KVM_MP_STATE_INIT_RECEIVED) first.
+ */
+static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
+{
+	struct ipi_expectation e = ipi_expect(icr, s, apic_ids, NR_VCPUS);
+	int want_hits = icr_expected_fastpath_hits(icr, &platform);
+	struct kvm_mp_state wait_for_sipi = { KVM_MP_STATE_INIT_RECEIVED };
+	struct group *g = &groups[group];
+	uint64_t hits = 0, got_set = 0;
+	bool path_ok = true, outcome_ok;
+	char text[128], got_s[64], want_s[64];
+	int i;
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		if (i == s)
+			continue;
+		/* Finish the ucall's port I/O before anything resets the vCPU. */
+		vcpu_run_complete_io(ctl[i].vcpu);
+		if (mode == DIS_SIPI)
+			vcpu_mp_state_set(ctl[i].vcpu, &wait_for_sipi);
+	}
+	host_cmd[s].op = OP_SEND;
+	host_cmd[s].icr = icr;
+	host_cmd[s].fences = ctl[s].fences + 1;
+
+	if (have_stat)
+		hits = vcpu_stat_read(&ctl[s].hits);
+	resume(s);
+	wait_sync(s, SYNC_SENT, "writing the ICR");
+	if (have_stat)
+		hits = vcpu_stat_read(&ctl[s].hits) - hits;
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		if (i == s)
+			continue;
+		if (disturbed(i, mode))
+			got_set |= 1ULL << i;
+		if (mode == DIS_SMI)
+			drop_smi(i);
+		else if (mode == DIS_SIPI || (got_set & (1ULL << i)))
+			restart(i);
+	}
+	resume(s);
+	send_fence(s);
+	wait_parked(s);
+
+	g->tried++;
+	total_rounds++;
+	total_hits += hits;
+	if (have_stat && want_hits >= 0) {
+		g->path_checked++;
+		path_ok = hits == (uint64_t)want_hits;
+	}
+	g->outcome_checked++;
+	outcome_ok = e.fate == IPI_FATE_EACH && !host_obs[s].fault &&
+		     host_obs[s].readback == icr && got_set == e.targets;
+	ctl[s].icr = icr;
+	if (path_ok && outcome_ok)
+		return;
+
+	g->path_failed += !path_ok;
+	g->outcome_failed += !outcome_ok;
+	icr_format(icr, text, sizeof(text));
+	format_set(got_set, got_s, sizeof(got_s));
+	format_set(e.targets, want_s, sizeof(want_s));
+	ksft_print_msg("MISMATCH vCPU 0x%x -> %s: path %s (+%lu), want %s (+%d); "
+		       "recipients %s, want %s %s; fault 0x%x, ICR reads 0x%lx\n",
+		       apic_ids[s], text, hits ? "fast" : "slow", hits,
+		       want_hits > 0 ? "fast" : "slow", want_hits, got_s,
+		       ipi_fate_name(e.fate), want_s, host_obs[s].fault,
+		       host_obs[s].readback);
+}
+
+/* SMI, INIT and SIPI from vCPU @s, to destinations that leave @s out. */
+static void run_disruptive_sender(int s)
+{
+	uint32_t pair = s < 2 ? x2apic_ldr(apic_ids[2]) | x2apic_ldr(apic_ids[3]) :
+			x2apic_ldr(apic_ids[0]) | x2apic_ldr(apic_ids[1]);
+	int m, i;
+
+	for (m = 0; m < NR_DISRUPTIVE; m++) {
+		uint64_t base = dis_modes[m] | APIC_INT_ASSERT;
+
+		for (i = 0; i < NR_VCPUS; i++) {
+			if (i == s)
+				continue;
+			round_disruptive(s, m, with_dest(base, apic_ids[i]),
+					 GROUP_DISRUPTIVE(m, KIND_PHYSICAL));
+			round_disruptive(s, m, with_dest(base | APIC_DEST_LOGICAL,
+							 x2apic_ldr(apic_ids[i])),
+					 GROUP_DISRUPTIVE(m, KIND_LOGICAL));
+		}
+		round_disruptive(s, m, with_dest(base, MISSING_ID),
+				 GROUP_DISRUPTIVE(m, KIND_PHYSICAL));
+		round_disruptive(s, m, with_dest(base | APIC_DEST_LOGICAL, pair),
+				 GROUP_DISRUPTIVE(m, KIND_LOGICAL));
+		round_disruptive(s, m, base | APIC_DEST_ALLBUT,
+				 GROUP_DISRUPTIVE(m, KIND_SHORTHAND));
+	}
+}
+
 /* Every vCPU leaves x2APIC mode for xAPIC, flat logical model. */
 static void switch_to_xapic(void)
 {
@@ -617,6 +799,8 @@ int main(void)
 	for (i = 0; i < NR_VCPUS; i++) {
 		ctl[i].vcpu = vm_vcpu_add(vm, apic_ids[i], guest_main);
 		vcpu_args_set(ctl[i].vcpu, 1, i);
+		vcpu_regs_get(ctl[i].vcpu, &ctl[i].first_regs);
+		vcpu_sregs_get(ctl[i].vcpu, &ctl[i].first_sregs);
 		index_of_id[apic_ids[i]] = i;
 	}
 	sync_global_to_guest(vm, index_of_id);
@@ -648,6 +832,8 @@ int main(void)
 
 	for (i = 0; i < NR_VCPUS; i++)
 		run_sender(i);
+	for (i = 0; i < NR_VCPUS; i++)
+		run_disruptive_sender(i);
 	switch_to_xapic();
 	for (i = 0; i < NR_VCPUS; i++)
 		run_sender(i);
