@@ -448,9 +448,13 @@ static uint64_t check_outcome(uint64_t icr, int s, const struct ipi_expectation 
 	if (!*outcome_ok)
 		return got_set;
 
-	for (i = 0; i < NR_VCPUS; i++)
-		if (got[i] > 1)
+	for (i = 0; i < NR_VCPUS; i++) {
+		if (got[i] > 1) {
+			snprintf(why, size, "vCPU 0x%x handled it %u times",
+				 apic_ids[i], got[i]);
 			*outcome_ok = false;
+		}
+	}
 	if (e->fate == IPI_FATE_ONE_OF)
 		*outcome_ok &= received == 1 && (got_set & ~e->targets) == 0;
 	else
