@@ -5,13 +5,15 @@
 # make check   the project's own tests (unit, patch hygiene), make run and
 #              make mutants (the historical fastpath bugs put back must be caught)
 #
+# make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
+#
 # KSRC=/path/to/linux-6.12 uses that tree instead of Debian's linux-source-6.12.
 # Everything generated goes under build/ (BUILD=...).
 
 BUILD ?= $(CURDIR)/build
 export BUILD KSRC PLATFORMS RESULTS TEST_TIMEOUT
 
-.PHONY: all deps kernel tests initramfs run mutants unit check clean
+.PHONY: all deps kernel tests initramfs run mutants bench unit check clean
 
 all: initramfs
 
@@ -32,6 +34,9 @@ run: initramfs
 
 mutants: initramfs
 	@scripts/mutants.sh
+
+bench: initramfs
+	@scripts/bench.sh
 
 unit:
 	@scripts/unit.sh

@@ -23,7 +23,10 @@ make -s -C "$KTREE/tools/testing/selftests/kvm" -j"$JOBS" \
 	printf '%s\n' "${CANARIES[@]}"
 	for t in "$TOP"/selftests/kvm/x86_64/*.c; do
 		t=${t##*/}
-		echo "x86_64/${t%.c}"
+		case $t in
+		*_bench.c) ;;	# programs, run by make bench
+		*) echo "x86_64/${t%.c}" ;;
+		esac
 	done
 } >"$TESTS_OUT/tests.list"
 say "tests ready: $(tr '\n' ' ' <"$TESTS_OUT/tests.list")"

@@ -11,6 +11,7 @@ PKGS=(
 	cpio rsync patch xz-utils file ccache busybox-static		# sources, initramfs
 	qemu-system-x86							# qemu-svm, qemu-kvm
 	bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso	# bochs-vmx
+	gnuplot-nox							# make bench
 )
 [ -n "${KSRC:-}" ] || PKGS+=(linux-source-6.12)
 mkdir -p "$BUILD"

@@ -21,7 +21,7 @@ cp "$TOP/scripts/guest-init.sh" "$root/init"
 cp "$TOP/scripts/suite.sh" "$root/suite.sh"
 chmod +x "$root/init"
 cp "$TESTS_LIST" "$root/tests/tests.list"
-while read -r t; do
+while read -r t _; do
 	cp "$TESTS_OUT/$t" "$root/tests/$t"
 done <"$TESTS_LIST"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$INITRAMFS"

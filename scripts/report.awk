@@ -13,8 +13,11 @@ function finish(name, result, note) {
 }
 
 BEGIN {
-	while ((getline t < list) > 0)
-		want[++nwant] = t
+	# a list line is "test [arguments]"
+	while ((getline t < list) > 0) {
+		split(t, words, " ")
+		want[++nwant] = words[1]
+	}
 	splat = "Kernel panic|Oops|BUG:|WARNING:|kernel BUG at|general protection fault|" \
 		"possible circular locking|inconsistent lock state|possible recursive locking|" \
 		"suspicious RCU usage|INFO: task .* blocked|rcu: INFO|detected stall|" \

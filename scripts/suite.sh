@@ -7,7 +7,8 @@
 #   END
 # POSIX sh: it runs both on the host and as busybox sh inside the guest.
 #
-# usage: suite.sh DIR TIMEOUT_SECONDS [LIST]  (LIST defaults to DIR/tests.list)
+# usage: suite.sh DIR TIMEOUT_SECONDS [LIST]  (LIST defaults to DIR/tests.list;
+# each line names a test, optionally followed by its arguments)
 dir=$1
 limit=$2
 list=${3:-$dir/tests.list}
@@ -31,10 +32,11 @@ uptime_s() {
 }
 
 echo "CAPS $(caps) kvm=$([ -c /dev/kvm ] && echo yes || echo no) cpus=$(grep -c ^processor /proc/cpuinfo)"
-while read -r t; do
+while read -r t args; do
 	echo "TEST $t"
 	t0=$(uptime_s)
-	timeout -s KILL "$limit" "$dir/$t" 2>&1 </dev/null
+	# shellcheck disable=SC2086 # a list line is "test [arguments]"
+	timeout -s KILL "$limit" "$dir/$t" $args 2>&1 </dev/null
 	echo "RC $? $t0 $(uptime_s)"
 done <"$list"
 echo "END"

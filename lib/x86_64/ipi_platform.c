@@ -30,6 +30,23 @@ static bool param_on(char c)
 	return c == 'Y' || c == 'y' || c == '1';
 }
 
+bool ipi_fastpath_switch_available(void)
+{
+	return module_param("kvm", ICR_FASTPATH_SWITCH) != '-';
+}
+
+void ipi_fastpath_switch_set(bool on)
+{
+	const char *path = "/sys/module/kvm/parameters/" ICR_FASTPATH_SWITCH;
+	FILE *f = fopen(path, "w");
+
+	TEST_ASSERT(f, "cannot open %s for writing (not root?)", path);
+	TEST_ASSERT(fputs(on ? "Y" : "N", f) >= 0 && !fclose(f),
+		    "cannot write %s", path);
+	TEST_ASSERT(param_on(module_param("kvm", ICR_FASTPATH_SWITCH)) == on,
+		    "%s did not change", path);
+}
+
 struct ipi_platform ipi_platform_probe(void)
 {
 	struct ipi_platform p = {};
@@ -46,6 +63,8 @@ struct ipi_platform ipi_platform_probe(void)
 		p.fastpath_live = param_on(module_param("kvm_amd", "nrips"));
 		p.ipi_virtualized = param_on(module_param("kvm_amd", "avic"));
 	}
+	if (module_param("kvm", ICR_FASTPATH_SWITCH) == 'N')
+		p.fastpath_live = false;
 	return p;
 }
 
@@ -62,7 +81,8 @@ void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size)
 	else
 		snprintf(buf, size, "unknown-vendor");
 
-	snprintf(buf + strlen(buf), size - strlen(buf), " fastpath=%s%s",
+	snprintf(buf + strlen(buf), size - strlen(buf), " switch=%c fastpath=%s%s",
+		 module_param("kvm", ICR_FASTPATH_SWITCH),
 		 p->fastpath_live ? "live" : "off",
 		 p->ipi_virtualized ? " ipi-virtualization=on" : "");
 }

@@ -7,6 +7,7 @@
 #ifndef SELFTEST_KVM_IPI_PLATFORM_H
 #define SELFTEST_KVM_IPI_PLATFORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ipi_oracle.h"
@@ -14,7 +15,16 @@
 /* The stat added by the fastpath-stat patch. */
 #define ICR_FASTPATH_STAT	"x2apic_icr_fastpath_writes"
 
+/* The kvm module parameter added by the runtime-switch patch. */
+#define ICR_FASTPATH_SWITCH	"x2apic_icr_fastpath"
+
+/* The fastpath is live only where the switch (if any) is on. */
 struct ipi_platform ipi_platform_probe(void);
+
+bool ipi_fastpath_switch_available(void);
+
+/* Turn the fastpath on or off; the test fails if that is not possible. */
+void ipi_fastpath_switch_set(bool on);
 
 /* One line, e.g. "vmx apicv=N ipiv=N fastpath=live". */
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size);

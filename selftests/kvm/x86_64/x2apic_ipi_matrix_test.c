@@ -17,6 +17,10 @@
  * restarts the vCPUs that INIT or SIPI reset from their first instruction.  Then every vCPU switches to xAPIC mode and the same sends, written through
  * the MMIO ICR2/ICR, must deliver the same way and never take the fastpath.
  *
+ * Where the kernel has the kvm.x2apic_icr_fastpath switch, the whole matrix
+ * runs a second time with the fastpath off: every write must then take the
+ * slow path, and every vCPU must see exactly what it saw with the fastpath on.
+ *
  * A round: all vCPUs are parked at a GUEST_SYNC; the host names one sender
  * and one ICR value; the other vCPUs idle in "sti; hlt" until a fence
  * interrupt the host injects with KVM_SIGNAL_MSI after the write.  The fence
@@ -342,6 +346,22 @@ static const char * const dis_names[] = { "smi", "init", "startup" };
 #define NR_GROUPS		(GROUP_LOW_VEC + 1)
 
 static struct group groups[NR_GROUPS];
+
+/* What each round did, per run: the differential run compares them. */
+struct outcome {
+	uint64_t icr;
+	uint64_t got_set;
+	uint64_t readback;
+	uint32_t fault;
+	int sender;
+	bool defined;
+};
+
+#define MAX_ROUNDS	1024
+enum { RUN_AS_CONFIGURED, RUN_FASTPATH_OFF, NR_RUNS };
+static struct outcome outcomes[NR_RUNS][MAX_ROUNDS];
+static int run;
+static const char *run_label = "";
 static unsigned int total_rounds, total_hits, slow_deliveries;
 
 static bool xapic_phase;
@@ -466,6 +486,20 @@ static uint64_t check_outcome(uint64_t icr, int s, const struct ipi_expectation 
 	return got_set;
 }
 
+static void record_outcome(int s, uint64_t icr, uint64_t got_set,
+			   const struct ipi_expectation *e)
+{
+	struct outcome *o = &outcomes[run][total_rounds - 1];
+
+	TEST_ASSERT(total_rounds <= MAX_ROUNDS, "more than %d rounds", MAX_ROUNDS);
+	o->icr = icr;
+	o->sender = s;
+	o->got_set = got_set;
+	o->fault = host_obs[s].fault;
+	o->readback = host_obs[s].readback;
+	o->defined = e->fate != IPI_FATE_UNDEFINED;
+}
+
 static void round_one(int s, uint64_t icr, unsigned int group)
 {
 	struct ipi_expectation e = xapic_phase ?
@@ -510,6 +544,7 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 		path_ok = hits == (uint64_t)want_hits;
 	}
 	got_set = check_outcome(icr, s, &e, before, &outcome_ok, why, sizeof(why));
+	record_outcome(s, icr, got_set, &e);
 	if (e.fate != IPI_FATE_UNDEFINED)
 		g->outcome_checked++;
 	if (!hits && got_set)
@@ -702,6 +737,7 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 	g->outcome_checked++;
 	outcome_ok = e.fate == IPI_FATE_EACH && !host_obs[s].fault &&
 		     host_obs[s].readback == icr && got_set == e.targets;
+	record_outcome(s, icr, got_set, &e);
 	ctl[s].icr = icr;
 	if (path_ok && outcome_ok)
 		return;
@@ -773,30 +809,32 @@ static void report_groups(void)
 		why_skip = !have_stat ? "kernel has no " ICR_FASTPATH_STAT " stat" :
 			   "IPI virtualization may complete these without an exit";
 		if (!g->path_checked)
-			ksft_test_result_skip("%s: path (%s)\n", g->name, why_skip);
+			ksft_test_result_skip("%s%s: path (%s)\n", run_label, g->name,
+					      why_skip);
 		else
-			ksft_test_result(!g->path_failed, "%s: path (%u writes)\n",
-					 g->name, g->path_checked);
+			ksft_test_result(!g->path_failed, "%s%s: path (%u writes)\n",
+					 run_label, g->name, g->path_checked);
 
 		if (!g->outcome_checked)
-			ksft_test_result_skip("%s: outcome (undefined by the SDM)\n", g->name);
+			ksft_test_result_skip("%s%s: outcome (undefined by the SDM)\n",
+					      run_label, g->name);
 		else
-			ksft_test_result(!g->outcome_failed, "%s: outcome (%u writes)\n",
-					 g->name, g->outcome_checked);
+			ksft_test_result(!g->outcome_failed, "%s%s: outcome (%u writes)\n",
+					 run_label, g->name, g->outcome_checked);
 	}
 }
 
-int main(void)
+/* The whole matrix, on a fresh VM, with the platform as it is now. */
+static void run_matrix(void)
 {
 	char desc[128];
 	int i;
 
-	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
-	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));
-
-	ksft_print_header();
-	ksft_set_plan(2 * NR_GROUPS);
+	memset(ctl, 0, sizeof(ctl));
+	memset(groups, 0, sizeof(groups));
 	init_groups();
+	total_rounds = total_hits = slow_deliveries = lost_wakeups = 0;
+	xapic_phase = false;
 	platform = ipi_platform_probe();
 
 	vm = vm_create(NR_VCPUS);
@@ -822,7 +860,7 @@ int main(void)
 	for (i = 0; i < NR_VCPUS; i++)
 		have_stat &= vcpu_stat_open(ctl[i].vcpu, ICR_FASTPATH_STAT, &ctl[i].hits);
 	ipi_platform_describe(&platform, desc, sizeof(desc));
-	ksft_print_msg("platform: %s, stat %s\n", desc,
+	ksft_print_msg("%splatform: %s, stat %s\n", run_label, desc,
 		       have_stat ? ICR_FASTPATH_STAT : "absent");
 
 	for (i = 0; i < NR_VCPUS; i++) {
@@ -842,8 +880,8 @@ int main(void)
 	for (i = 0; i < NR_VCPUS; i++)
 		run_sender(i);
 
-	ksft_print_msg("combinations tried: %u, fastpath hits: %u, slow-path deliveries: %u\n",
-		       total_rounds, total_hits, slow_deliveries);
+	ksft_print_msg("%scombinations tried: %u, fastpath hits: %u, slow-path deliveries: %u\n",
+		       run_label, total_rounds, total_hits, slow_deliveries);
 	if (lost_wakeups)
 		ksft_print_msg("lost HLT wake-ups, recovered by a nudge: %u\n", lost_wakeups);
 	report_groups();
@@ -858,5 +896,71 @@ int main(void)
 			vcpu_stat_close(&ctl[i].hits);
 	}
 	kvm_vm_free(vm);
+}
+
+/* Both runs must have done the same thing to every vCPU, round by round. */
+static void compare_runs(unsigned int nr_rounds)
+{
+	unsigned int r, differ = 0, compared = 0;
+	char text[128];
+
+	for (r = 0; r < nr_rounds; r++) {
+		struct outcome *on = &outcomes[RUN_AS_CONFIGURED][r];
+		struct outcome *off = &outcomes[RUN_FASTPATH_OFF][r];
+
+		TEST_ASSERT(on->icr == off->icr && on->sender == off->sender,
+			    "round %u differs in what was sent", r);
+		/* Invalid combinations may legitimately land differently. */
+		if (!on->defined)
+			continue;
+		compared++;
+		if (on->got_set == off->got_set && on->fault == off->fault &&
+		    on->readback == off->readback)
+			continue;
+		differ++;
+		icr_format(on->icr, text, sizeof(text));
+		ksft_print_msg("DIFFERS vCPU 0x%x -> %s: recipients 0x%lx / 0x%lx, fault 0x%x / 0x%x (fastpath on / off)\n",
+			       apic_ids[on->sender], text, on->got_set, off->got_set,
+			       on->fault, off->fault);
+	}
+	ksft_test_result(!differ, "differential: fastpath on and off deliver the same (%u writes compared)\n",
+			 compared);
+}
+
+static void restore_fastpath_switch(void)
+{
+	ipi_fastpath_switch_set(true);
+}
+
+int main(void)
+{
+	bool differential = ipi_fastpath_switch_available();
+	unsigned int nr_rounds;
+
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));
+
+	ksft_print_header();
+	ksft_set_plan((differential ? 2 : 1) * 2 * NR_GROUPS + 1);
+
+	run = RUN_AS_CONFIGURED;
+	run_matrix();
+	nr_rounds = total_rounds;
+
+	if (!differential) {
+		ksft_test_result_skip("differential: kernel has no kvm.%s switch\n",
+				      ICR_FASTPATH_SWITCH);
+		ksft_finished();
+	}
+
+	atexit(restore_fastpath_switch);
+	ipi_fastpath_switch_set(false);
+	run = RUN_FASTPATH_OFF;
+	run_label = "fastpath off: ";
+	run_matrix();
+	ipi_fastpath_switch_set(true);
+	TEST_ASSERT_EQ(total_rounds, nr_rounds);
+
+	compare_runs(nr_rounds);
 	ksft_finished();
 }

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: boot each platform of $BENCH_PLATFORMS (default bochs-vmx, plus
+# qemu-kvm where /dev/kvm exists) with only the IPI benchmark, and leave per
+# platform under $BUILD/bench/<platform>/: table.txt (the printed table),
+# stats.csv, samples.csv (every sample) and bench.png (distributions).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+SAMPLES=${BENCH_SAMPLES:-1000}
+out=$BUILD/bench
+declare -A EMULATOR=(
+	[bochs-vmx]="Bochs 2.7, CPU model tigerlake, 1 CPU, VMX+EPT"
+	[qemu-svm]="QEMU 7.2 TCG, CPU EPYC+svm+npt, 1 CPU"
+	[qemu-kvm]="QEMU with KVM, nested, CPU host"
+	[host]="no emulator: the running kernel"
+)
+
+platforms=${BENCH_PLATFORMS:-bochs-vmx$(host_has_kvm && echo " qemu-kvm" || true)}
+need_cmd gnuplot gnuplot-nox
+mkdir -p "$out"
+echo "x86_64/x2apic_ipi_bench -r -n $SAMPLES" >"$out/tests.list"
+TESTS_LIST=$out/tests.list INITRAMFS=$out/initramfs.cpio "$TOP/scripts/initramfs.sh"
+
+for p in $platforms; do
+	dir=$out/$p
+	say "$p: benchmark, $SAMPLES samples per case"
+	TESTS_LIST=$out/tests.list INITRAMFS=$out/initramfs.cpio \
+		"$TOP/scripts/platform.sh" "$p" "$dir"
+	sed -n 's/\r$//; s/^.*@@ //p' "$dir/console.log" >"$dir/output.txt"
+	grep -q '^RC 0 ' "$dir/output.txt" ||
+		die "$p: the benchmark failed, see $dir/console.log"
+	{
+		echo "# platform: $p (${EMULATOR[$p]})"
+		grep '^# ' "$dir/output.txt"
+	} >"$dir/table.txt"
+	sed -n 's/^STATS,//p' "$dir/output.txt" >"$dir/stats.csv"
+	{
+		echo "case,receiver,sample,write,latency,rtt"
+		sed -n 's/^SAMPLE,//p' "$dir/output.txt"
+	} >"$dir/samples.csv"
+
+	# Empirical CDFs, one file per case and receiver: "cycles fraction".
+	rm -f "$dir"/cdf-*.dat
+	awk -F, -v dir="$dir" 'NR > 1 {
+		key = $1 "|" $2; n[key]++
+		w[key, n[key]] = $4; l[key, n[key]] = $5
+	} END {
+		for (key in n) {
+			split(key, k, "|"); f = k[1] "-" k[2]; gsub(/[^A-Za-z0-9-]/, "_", f)
+			for (i = 1; i <= n[key]; i++) {
+				print w[key, i] > (dir "/w.tmp"); print l[key, i] > (dir "/l.tmp")
+			}
+			close(dir "/w.tmp"); close(dir "/l.tmp")
+			system("sort -n " dir "/w.tmp | awk -v n=" n[key] " \x27{ print $1, NR / n }\x27 > " dir "/cdf-write-" f ".dat")
+			system("sort -n " dir "/l.tmp | awk -v n=" n[key] " \x27{ print $1, NR / n }\x27 > " dir "/cdf-latency-" f ".dat")
+			system("rm -f " dir "/w.tmp " dir "/l.tmp")
+		}
+	}' "$dir/samples.csv"
+	{
+		echo "set terminal pngcairo size 1400,600 noenhanced"
+		echo "set output '$dir/bench.png'"
+		echo "set multiplot layout 1,2 title '$p: ${EMULATOR[$p]} (emulated TSC cycles, not hardware cycles)'"
+		for metric in write latency; do
+			echo "set title 'ICR $metric, receiver halted: CDF'"
+			echo "set xlabel 'guest TSC cycles'; set ylabel 'fraction of samples'"
+			echo "set logscale x; set key bottom right; set grid"
+			printf 'plot'
+			sep=' '
+			for f in "$dir"/cdf-"$metric"-*halted.dat; do
+				name=${f##*/cdf-$metric-}
+				printf "%s'%s' using 1:2 with lines lw 2 title '%s'" "$sep" "$f" "${name%-halted.dat}"
+				sep=', '
+			done
+			echo
+		done
+		echo "unset multiplot"
+	} >"$dir/bench.gp"
+	gnuplot "$dir/bench.gp"
+	cat "$dir/table.txt"
+	say "$p: table, stats.csv, samples.csv and bench.png in $dir"
+done

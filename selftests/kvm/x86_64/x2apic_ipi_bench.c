@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * IPI benchmark (a program, not a test): how much the x2APIC ICR fastpath
+ * saves, measured side by side in one run on one kernel.
+ *
+ * vCPU 0 pings vCPU 1, whose interrupt handler pongs back.  Per sample, in
+ * guest TSC cycles:
+ *   write    the sender's WRMSR (or MMIO write) of the ICR, i.e. the exit's
+ *            handling time as the guest sees it;
+ *   latency  sender's TSC before the write -> receiver's TSC in its handler;
+ *   rtt      sender's TSC before the write -> sender's TSC in its pong handler.
+ * Cases: x2APIC fixed physical with kvm.x2apic_icr_fastpath on and off,
+ * x2APIC fixed logical (slow by rule), xAPIC MMIO; receiver halted or
+ * busy-polling with interrupts on.  Under an emulator the cycles are the
+ * emulator's, not the hardware's.
+ *
+ * usage: x2apic_ipi_bench [-n samples] [-r]   (-r: print every sample)
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
+#include "ipi_platform.h"
+
+#define PING_VECTOR	0xc0
+#define PONG_VECTOR	0xc1
+#define SENDER_ID	0
+#define RECEIVER_ID	1
+#define MAX_SAMPLES	4096
+#define WARMUP		16
+
+enum { RX_HALT, RX_POLL, RX_EXIT };
+static const char * const rx_names[] = { "halted", "polling" };
+
+struct sample {
+	uint64_t write, latency, rtt;
+};
+
+/* Host -> guest, set while the sender is parked. */
+static bool xapic;
+static uint64_t ping_icr, pong_icr;
+static uint32_t nr_samples;
+static uint32_t rx_mode;
+/* Guest -> host. */
+static uint64_t t_received, t_ponged;
+static uint32_t pongs;
+static uint32_t rx_ready;
+static struct sample samples[MAX_SAMPLES];
+
+static uint64_t tsc(void)
+{
+	uint64_t t;
+
+	asm volatile("lfence");
+	t = rdtsc();
+	asm volatile("lfence");
+	return t;
+}
+
+static void send(uint64_t icr)
+{
+	if (xapic) {
+		xapic_write_reg(APIC_ICR2, icr >> 32);
+		xapic_write_reg(APIC_ICR, (uint32_t)icr);
+	} else {
+		wrmsr(APIC_BASE_MSR + (APIC_ICR >> 4), icr);
+	}
+}
+
+static void eoi(void)
+{
+	if (xapic)
+		xapic_write_reg(APIC_EOI, 0);
+	else
+		wrmsr(APIC_BASE_MSR + (APIC_EOI >> 4), 0);
+}
+
+static void enable_apic(void)
+{
+	if (xapic)
+		xapic_enable();
+	else
+		x2apic_enable();
+}
+
+static void ping_isr(struct ex_regs *regs)
+{
+	WRITE_ONCE(t_received, tsc());
+	eoi();
+	send(READ_ONCE(pong_icr));
+}
+
+static void pong_isr(struct ex_regs *regs)
+{
+	WRITE_ONCE(t_ponged, tsc());
+	WRITE_ONCE(pongs, pongs + 1);
+	eoi();
+}
+
+static void receiver_code(void)
+{
+	enable_apic();
+	WRITE_ONCE(rx_ready, 1);	/* a disabled APIC would drop the pings */
+	for (;;) {
+		switch (READ_ONCE(rx_mode)) {
+		case RX_POLL:
+			asm volatile("sti; pause; cli" ::: "memory");
+			break;
+		case RX_HALT:
+			asm volatile("sti; hlt; cli" ::: "memory");
+			break;
+		default:
+			GUEST_DONE();
+		}
+	}
+}
+
+static void one_ping(struct sample *s)
+{
+	uint32_t before = READ_ONCE(pongs);
+	uint64_t t0, t1;
+
+	t0 = tsc();
+	send(ping_icr);
+	t1 = tsc();
+	while (READ_ONCE(pongs) == before)
+		asm volatile("sti; hlt; cli" ::: "memory");
+	s->write = t1 - t0;
+	s->latency = READ_ONCE(t_received) - t0;
+	s->rtt = READ_ONCE(t_ponged) - t0;
+}
+
+static void sender_code(void)
+{
+	struct sample warm;
+	uint32_t i;
+
+	enable_apic();
+	asm volatile("cli");
+	for (;;) {
+		GUEST_SYNC(0);
+		if (READ_ONCE(rx_mode) == RX_EXIT)
+			break;
+		/* The first pings wake the receiver into its new mode. */
+		for (i = 0; i < WARMUP; i++)
+			one_ping(&warm);
+		for (i = 0; i < READ_ONCE(nr_samples); i++)
+			one_ping(&samples[i]);
+	}
+	send(ping_icr);		/* wakes the receiver to see RX_EXIT */
+	GUEST_DONE();
+}
+
+/* ---- host */
+
+struct bench_case {
+	const char *name;
+	bool xapic, logical, fastpath_off;
+};
+
+static const struct bench_case cases[] = {
+	{ "fastpath on", false, false, false },
+	{ "fastpath off", false, false, true },
+	{ "logical (slow path)", false, true, false },
+	{ "xAPIC MMIO", true, false, false },
+};
+#define NR_CASES	ARRAY_SIZE(cases)
+
+enum { M_WRITE, M_LATENCY, M_RTT, NR_METRICS };
+static const char * const metric_names[] = { "write", "latency", "rtt" };
+
+struct stats {
+	uint64_t min, median, p90, p99;
+};
+
+static struct stats results[NR_CASES][2][NR_METRICS];
+static uint32_t n_samples = 1000;
+static bool raw;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct stats stats_of(uint64_t *v, uint32_t n)
+{
+	struct stats s;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	s.min = v[0];
+	s.median = v[n / 2];
+	s.p90 = v[n * 90 / 100];
+	s.p99 = v[n * 99 / 100];
+	return s;
+}
+
+static void *receiver_thread(void *arg)
+{
+	struct kvm_vcpu *vcpu = arg;
+	struct ucall uc;
+
+	vcpu_run(vcpu);
+	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
+		REPORT_GUEST_ASSERT(uc);
+	TEST_ASSERT_EQ(uc.cmd, UCALL_DONE);
+	return NULL;
+}
+
+static void sender_run(struct kvm_vcpu *vcpu, uint64_t want)
+{
+	struct ucall uc;
+
+	vcpu_run(vcpu);
+	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
+		REPORT_GUEST_ASSERT(uc);
+	TEST_ASSERT_EQ(uc.cmd, want);
+}
+
+static uint64_t with_dest(bool xapic_mode, uint64_t icr, uint32_t dest)
+{
+	return icr | (uint64_t)dest << (xapic_mode ? 56 : 32);
+}
+
+static void wait_receiver_ready(struct kvm_vm *vm)
+{
+	volatile uint32_t *ready = addr_gva2hva(vm, (vm_vaddr_t)&rx_ready);
+	time_t deadline = time(NULL) + 120;
+
+	while (!*ready) {
+		TEST_ASSERT(time(NULL) < deadline, "receiver not ready after 120 s");
+		sched_yield();
+	}
+}
+
+/* Run every case of one APIC mode on a fresh VM. */
+static void bench_vm(bool xapic_mode)
+{
+	struct kvm_vcpu *sender, *receiver;
+	struct sample *guest_samples;
+	uint64_t *v = calloc(n_samples, sizeof(*v));
+	pthread_t thread;
+	struct kvm_vm *vm;
+	int c, rx, m, i;
+
+	vm = vm_create_with_one_vcpu(&sender, sender_code);
+	receiver = vm_vcpu_add(vm, RECEIVER_ID, receiver_code);
+	vm_install_exception_handler(vm, PING_VECTOR, ping_isr);
+	vm_install_exception_handler(vm, PONG_VECTOR, pong_isr);
+	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
+	xapic = xapic_mode;
+	rx_mode = RX_HALT;
+	sync_global_to_guest(vm, xapic);
+	sync_global_to_guest(vm, rx_mode);
+	guest_samples = addr_gva2hva(vm, (vm_vaddr_t)samples);
+
+	pthread_create(&thread, NULL, receiver_thread, receiver);
+	sender_run(sender, UCALL_SYNC);
+	wait_receiver_ready(vm);
+
+	for (c = 0; c < NR_CASES; c++) {
+		const struct bench_case *bc = &cases[c];
+
+		if (bc->xapic != xapic_mode)
+			continue;
+		if (bc->fastpath_off && !ipi_fastpath_switch_available()) {
+			printf("# %s: skipped, kernel has no kvm.%s switch\n",
+			       bc->name, ICR_FASTPATH_SWITCH);
+			continue;
+		}
+		if (ipi_fastpath_switch_available())
+			ipi_fastpath_switch_set(!bc->fastpath_off);
+
+		ping_icr = with_dest(xapic_mode, APIC_DM_FIXED | APIC_INT_ASSERT | PING_VECTOR |
+				     (bc->logical ? APIC_DEST_LOGICAL : 0),
+				     bc->logical && !xapic_mode ? 1 << RECEIVER_ID : RECEIVER_ID);
+		pong_icr = with_dest(xapic_mode, APIC_DM_FIXED | APIC_INT_ASSERT | PONG_VECTOR |
+				     (bc->logical ? APIC_DEST_LOGICAL : 0),
+				     bc->logical && !xapic_mode ? 1 << SENDER_ID : SENDER_ID);
+		nr_samples = n_samples;
+		sync_global_to_guest(vm, ping_icr);
+		sync_global_to_guest(vm, pong_icr);
+		sync_global_to_guest(vm, nr_samples);
+
+		for (rx = RX_HALT; rx <= RX_POLL; rx++) {
+			WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)&rx_mode), rx);
+			sender_run(sender, UCALL_SYNC);
+
+			for (i = 0; raw && i < n_samples; i++)
+				printf("SAMPLE,%s,%s,%u,%lu,%lu,%lu\n", bc->name, rx_names[rx],
+				       i, guest_samples[i].write, guest_samples[i].latency,
+				       guest_samples[i].rtt);
+			for (m = 0; m < NR_METRICS; m++) {
+				for (i = 0; i < n_samples; i++)
+					v[i] = m == M_WRITE ? guest_samples[i].write :
+					       m == M_LATENCY ? guest_samples[i].latency :
+					       guest_samples[i].rtt;
+				results[c][rx][m] = stats_of(v, n_samples);
+			}
+		}
+	}
+	if (ipi_fastpath_switch_available())
+		ipi_fastpath_switch_set(true);
+
+	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)&rx_mode), RX_EXIT);
+	sender_run(sender, UCALL_DONE);
+	pthread_join(thread, NULL);
+	kvm_vm_free(vm);
+	free(v);
+}
+
+static void print_cpu_model(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model name", 10)) {
+			printf("# cpu:%s", strchr(line, ':') + 1);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static void print_table(void)
+{
+	int rx, m;
+
+	printf("# median and p99 in guest TSC cycles; ratio = fastpath off / on\n");
+	printf("# %-8s %-8s %15s %15s %7s %15s %15s\n", "metric", "receiver",
+	       "fastpath on", "fastpath off", "ratio", "logical", "xAPIC MMIO");
+	for (m = 0; m < NR_METRICS; m++) {
+		for (rx = RX_HALT; rx <= RX_POLL; rx++) {
+			struct stats *on = &results[0][rx][m], *off = &results[1][rx][m];
+
+			printf("# %-8s %-8s %7lu /%7lu %7lu /%7lu %7.2f %7lu /%7lu %7lu /%7lu\n",
+			       metric_names[m], rx_names[rx], on->median, on->p99,
+			       off->median, off->p99,
+			       on->median ? (double)off->median / on->median : 0,
+			       results[2][rx][m].median, results[2][rx][m].p99,
+			       results[3][rx][m].median, results[3][rx][m].p99);
+		}
+	}
+}
+
+static void print_stats(void)
+{
+	int c, rx, m;
+
+	printf("STATS,case,receiver,metric,min,median,p90,p99\n");
+	for (c = 0; c < NR_CASES; c++)
+		for (rx = RX_HALT; rx <= RX_POLL; rx++)
+			for (m = 0; m < NR_METRICS; m++)
+				printf("STATS,%s,%s,%s,%lu,%lu,%lu,%lu\n", cases[c].name,
+				       rx_names[rx], metric_names[m],
+				       results[c][rx][m].min, results[c][rx][m].median,
+				       results[c][rx][m].p90, results[c][rx][m].p99);
+}
+
+int main(int argc, char *argv[])
+{
+	struct ipi_platform platform = ipi_platform_probe();
+	char desc[128];
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:r")) != -1) {
+		switch (opt) {
+		case 'n':
+			n_samples = atoi(optarg);
+			break;
+		case 'r':
+			raw = true;
+			break;
+		default:
+			printf("usage: %s [-n samples] [-r]\n", argv[0]);
+			exit(KSFT_FAIL);
+		}
+	}
+	TEST_ASSERT(n_samples > 0 && n_samples <= MAX_SAMPLES,
+		    "-n takes 1 to %d samples", MAX_SAMPLES);
+
+	ipi_platform_describe(&platform, desc, sizeof(desc));
+	printf("# x2APIC IPI benchmark, %u samples per case after %d warm-up pings\n",
+	       n_samples, WARMUP);
+	printf("# platform: %s\n", desc);
+	print_cpu_model();
+	printf("# cycles are guest TSC cycles; under an emulator they are the emulator's, not hardware's\n");
+
+	bench_vm(false);
+	bench_vm(true);
+	print_stats();
+	print_table();
+	return 0;
+}
