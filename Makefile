@@ -5,6 +5,7 @@
 # make check   the project's own tests (unit, patch hygiene), make run and
 #              make mutants (the historical fastpath bugs put back must be caught)
 #
+# make patches regenerate the in-tree selftests patch from selftests/ and lib/
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
 #
 # KSRC=/path/to/linux-6.12 uses that tree instead of Debian's linux-source-6.12.
@@ -13,7 +14,7 @@
 BUILD ?= $(CURDIR)/build
 export BUILD KSRC PLATFORMS RESULTS TEST_TIMEOUT
 
-.PHONY: all deps kernel tests initramfs run mutants bench unit check clean
+.PHONY: all deps kernel patches tests initramfs run mutants bench unit check clean
 
 all: initramfs
 
@@ -23,7 +24,12 @@ deps:
 kernel: deps
 	@scripts/kernel.sh
 
-tests: kernel
+# selftests/ and lib/ -> the series' in-tree selftests patch
+patches: deps
+	@scripts/kernel.sh --prepare
+	@scripts/patches.sh
+
+tests: patches kernel
 	@scripts/build-tests.sh
 
 initramfs: tests

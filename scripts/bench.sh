@@ -20,7 +20,7 @@ declare -A EMULATOR=(
 platforms=${BENCH_PLATFORMS:-bochs-vmx$(host_has_kvm && echo " qemu-kvm" || true)}
 need_cmd gnuplot gnuplot-nox
 mkdir -p "$out"
-echo "x86_64/x2apic_ipi_bench -r -n $SAMPLES" >"$out/tests.list"
+echo "kvm/x2apic_ipi_bench -r -n $SAMPLES" >"$out/tests.list"
 TESTS_LIST=$out/tests.list INITRAMFS=$out/initramfs.cpio "$TOP/scripts/initramfs.sh"
 
 for p in $platforms; do

@@ -1,32 +1,42 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build, statically linked against the patched tree's KVM selftests library:
-# the upstream canaries and every test in selftests/kvm/x86_64/.
+# Build and install, with the patched tree's own kselftest machinery
+# ("make -C tools/testing/selftests TARGETS=kvm install"), every KVM selftest,
+# ours included (they arrive through the series' selftests patch), statically
+# linked so that they run from an initramfs.  Then write the run list the
+# guest follows: the upstream canaries, our tests, and our tests once more
+# through the kselftest runner (run_kselftest.sh).  Benchmarks are not run.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-CANARIES=(kvm_binary_stats_test x86_64/xapic_state_test)
+CANARIES=(kvm_binary_stats_test xapic_state_test)
+KVM=$KTREE/tools/testing/selftests/kvm
 
 [ -d "$KOUT/usr/include/linux" ] || die "no kernel headers in $KOUT/usr/include: run 'make kernel' first"
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || die "static libc missing: apt-get install libc6-dev"
 
-mkdir -p "$TESTS_OUT"
-make -s -C "$KTREE/tools/testing/selftests/kvm" -j"$JOBS" \
-	-f Makefile -f "$TOP/selftests/kvm/extra.mk" \
-	OUTPUT="$TESTS_OUT" KHDR_INCLUDES="-isystem $KOUT/usr/include" \
-	LDFLAGS="-static -pthread -no-pie" \
-	"${CANARIES[@]/#/$TESTS_OUT/}" ours
+ours=()
+for t in "$TOP"/selftests/kvm/x86_64/*.c; do
+	t=${t##*/}
+	grep -q "x86_64/${t%.c}\$" "$KVM/Makefile" ||
+		die "$t is not in $KVM/Makefile: run 'make patches' (is the selftests patch in patches/series?)"
+	case $t in *_bench.c) ;; *) ours+=("${t%.c}") ;; esac
+done
 
-# The list the guest runs, in order: canaries first.
+cc=gcc
+command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+export CCACHE_BASEDIR=$BUILD
+make -s -C "$KTREE/tools/testing/selftests" -j"$JOBS" TARGETS=kvm \
+	O="$BUILD/kselftest-build" INSTALL_PATH="$TESTS_OUT" CC="$cc" \
+	KHDR_INCLUDES="-isystem $KOUT/usr/include" LDFLAGS="-static -pthread -no-pie" \
+	install >"$BUILD/kselftest-build.log" 2>&1 ||
+	{ tail -30 "$BUILD/kselftest-build.log" >&2; die "KVM selftests build failed (log: $BUILD/kselftest-build.log)"; }
+
 {
-	printf '%s\n' "${CANARIES[@]}"
-	for t in "$TOP"/selftests/kvm/x86_64/*.c; do
-		t=${t##*/}
-		case $t in
-		*_bench.c) ;;	# programs, run by make bench
-		*) echo "x86_64/${t%.c}" ;;
-		esac
-	done
+	printf 'kvm/%s\n' "${CANARIES[@]}" "${ours[@]}"
+	printf 'kselftest-run.sh'
+	printf ' -t kvm:%s' "${ours[@]}"
+	echo
 } >"$TESTS_OUT/tests.list"
 say "tests ready: $(tr '\n' ' ' <"$TESTS_OUT/tests.list")"

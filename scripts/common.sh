@@ -5,7 +5,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 KTREE=$BUILD/linux		# patched kernel source
 KOUT=$BUILD/kbuild		# kernel build output (O=)
-TESTS_OUT=$BUILD/tests		# statically linked test binaries
+TESTS_OUT=$BUILD/kselftest	# installed KVM selftests (run_kselftest.sh, kvm/)
 RESULTS=${RESULTS:-$BUILD/results}
 BZIMAGE=${BZIMAGE:-$BUILD/bzImage}			# what the emulators boot
 INITRAMFS=${INITRAMFS:-$BUILD/initramfs.cpio}

@@ -14,15 +14,24 @@ need_cmd cpio cpio
 
 root=$BUILD/initramfs
 rm -rf "$root"
-mkdir -p "$root"/{bin,dev,proc,sys,tmp,tests/x86_64}
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,usr/bin,tests/kvm}
 cp "$BUSYBOX" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$TOP/scripts/guest-init.sh" "$root/init"
 cp "$TOP/scripts/suite.sh" "$root/suite.sh"
-chmod +x "$root/init"
+cp "$TOP/scripts/guest-timeout.sh" "$root/usr/bin/timeout"
+chmod +x "$root/init" "$root/usr/bin/timeout"
 cp "$TESTS_LIST" "$root/tests/tests.list"
+
+# The kselftest runner and what it reads, as "make install" laid them out.
+cp -r "$TESTS_OUT/run_kselftest.sh" "$TESTS_OUT/kselftest" \
+	"$TESTS_OUT/kselftest-list.txt" "$root/tests/"
+cp "$TESTS_OUT/kvm/settings" "$root/tests/kvm/"
+cp "$TOP/scripts/guest-kselftest.sh" "$root/tests/kselftest-run.sh"
+chmod +x "$root/tests/kselftest-run.sh"
+
 while read -r t _; do
-	cp "$TESTS_OUT/$t" "$root/tests/$t"
+	[ -e "$root/tests/$t" ] || cp "$TESTS_OUT/$t" "$root/tests/$t"
 done <"$TESTS_LIST"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$INITRAMFS"
 say "initramfs ready: $INITRAMFS ($(du -h "$INITRAMFS" | cut -f1))"

@@ -8,7 +8,7 @@
 #   default                     Debian's /usr/src/linux-source-6.12.tar.xz
 #
 # Every step is incremental: an unchanged source, series and config rebuild
-# in seconds.
+# in seconds.  --prepare: only make the source tree ready (for make patches).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -37,7 +37,8 @@ get_source() {
 			# Pick up the user's edits; patched files are restored
 			# by re-applying the series below.
 			rsync -a --exclude=.git --exclude=.kvmipi-applied \
-			      --exclude=.kvmipi-origin "$KSRC/" "$KTREE/"
+			      --exclude=.kvmipi-origin --exclude=.kvmipi-pristine \
+			      "$KSRC/" "$KTREE/"
 			rm -rf "$KTREE/.kvmipi-applied"
 		fi
 		return
@@ -61,6 +62,15 @@ get_source() {
 	6.12|6.12.*) ;;
 	*) die "kernel tree is version $ver, this series targets 6.12";;
 	esac
+	# Pristine copies of the files the series touches: the selftests patch
+	# is regenerated against them (scripts/patches.sh) and "git am" is
+	# tried on them (scripts/unit.sh).
+	local f
+	for f in $(sed -n 's#^+++ b/##p' "$TOP"/patches/*.patch | sort -u); do
+		[ -f "$KTREE/$f" ] || continue
+		mkdir -p "$KTREE/.kvmipi-pristine/$(dirname "$f")"
+		cp "$KTREE/$f" "$KTREE/.kvmipi-pristine/$f"
+	done
 	echo "$origin" >"$KTREE/.kvmipi-origin"
 }
 
@@ -78,48 +88,58 @@ wanted_patches() {
 	done
 }
 
-# Reverse what a previous run applied, newest first.
+# Reverse what a previous run applied, newest first, down to (not
+# including) the first @keep patches.
 unapply_old() {
-	local applied=$KTREE/.kvmipi-applied p
+	local applied=$KTREE/.kvmipi-applied keep=${1:-0} p n
 	[ -d "$applied" ] || return 0
+	n=$(wc -l <"$applied/series")
 	for p in $(tac "$applied/series"); do
+		[ "$n" -le "$keep" ] && break
 		patch -s -p1 -R -d "$KTREE" --no-backup-if-mismatch <"$applied/$p" ||
 			die "cannot reverse old patch $p: remove $KTREE and rerun"
+		rm -f "$applied/$p"
+		n=$((n - 1))
 	done
-	rm -rf "$applied"
+	head -n "$n" "$applied/series" >"$applied/series.new"
+	mv "$applied/series.new" "$applied/series"
 }
 
-# Is exactly @wanted (newline-separated paths) applied already?
-already_applied() {
-	local applied=$KTREE/.kvmipi-applied p
-	[ -d "$applied" ] || return 1
-	[ "$(printf '%s\n' "$1" | sed 's#.*/##')" = "$(cat "$applied/series")" ] || return 1
+# How many leading patches of @wanted (newline-separated paths) are applied
+# already, unchanged?
+applied_prefix() {
+	local applied=$KTREE/.kvmipi-applied n=0 p name
+	[ -f "$applied/series" ] || { echo 0; return; }
 	for p in $1; do
-		cmp -s "$p" "$applied/${p##*/}" || return 1
+		name=$(sed -n "$((n + 1))p" "$applied/series")
+		[ "$name" = "${p##*/}" ] && cmp -s "$p" "$applied/$name" || break
+		n=$((n + 1))
 	done
+	echo "$n"
 }
 
+# Apply the wanted series, keeping what is already applied of it, so that a
+# changed last patch (the selftests) does not touch the kernel's files.
 apply_series() {
-	local applied=$KTREE/.kvmipi-applied wanted p
+	local applied=$KTREE/.kvmipi-applied wanted keep n=0 p
 	wanted=$(wanted_patches)
-	already_applied "$wanted" && return
-	unapply_old
-	mkdir -p "$applied.new"
-	: >"$applied.new/series"
+	keep=$(applied_prefix "$wanted")
+	unapply_old "$keep"
+	mkdir -p "$applied"
+	touch "$applied/series"
 	for p in $wanted; do
+		n=$((n + 1))
+		[ "$n" -le "$keep" ] && continue
 		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$p" >"$BUILD/patch.log" 2>&1; then
 			cat "$BUILD/patch.log" >&2
-			# leave the tree as we found it
-			mv "$applied.new" "$applied"
-			unapply_old
+			unapply_old 0	# leave the tree pristine
 			die "patch ${p##*/} does not apply to $KTREE"
 		fi
 		patch -s -p1 -d "$KTREE" --forward --no-backup-if-mismatch <"$p"
-		cp "$p" "$applied.new/"
-		echo "${p##*/}" >>"$applied.new/series"
+		cp "$p" "$applied/"
+		echo "${p##*/}" >>"$applied/series"
 		say "applied ${p##*/}"
 	done
-	mv "$applied.new" "$applied"
 }
 
 configure() {
@@ -165,6 +185,7 @@ mkdir -p "$BUILD"
 need_cmd rsync rsync
 need_cmd patch patch
 get_source
+[ "${1:-}" = --prepare ] && exit 0
 apply_series
 configure
 build

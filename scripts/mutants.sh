@@ -9,7 +9,7 @@
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-MUTANT_TESTS="x86_64/x2apic_fastpath_stat_test x86_64/x2apic_ipi_matrix_test"
+MUTANT_TESTS="kvm/x2apic_fastpath_stat_test kvm/x2apic_ipi_matrix_test"
 PLATFORM=bochs-vmx
 top_results=$RESULTS
 mkdir -p "$top_results"
@@ -33,7 +33,7 @@ for patch in "$TOP"/mutants/*.patch; do
 	# Caught: the guest ran to the end cleanly and a test failed.
 	if grep -qP '\tsuite-completed\tpass' "$rows" &&
 	   grep -qP '\tguest-kernel-clean\tpass' "$rows" &&
-	   grep -qP '^[^\t]+\tx86_64/[^\t]+\tfail' "$rows"; then
+	   grep -qP '^[^\t]+\tkvm/[^\t]+\tfail' "$rows"; then
 		caught=$((caught + 1))
 		echo "ok - mutant $name: caught"
 		grep -h -o 'MISMATCH.*\|fastpath +[0-9]*, want.*' "$dir/results/$PLATFORM/console.log" |

@@ -20,13 +20,13 @@
 /* 64-bit x2APIC ICR fields. */
 #define ICR_VECTOR_MASK		0xffULL
 #define ICR_DM_SHIFT		8
-#define ICR_DM_MASK		(7ULL << ICR_DM_SHIFT)
-#define ICR_DEST_LOGICAL	(1ULL << 11)
-#define ICR_DELIVERY_STATUS	(1ULL << 12)	/* xAPIC "busy"; reserved in x2APIC */
-#define ICR_LEVEL_ASSERT	(1ULL << 14)
-#define ICR_TRIGGER_LEVEL	(1ULL << 15)
+#define ICR_DM_MASK		0x700ULL
+#define ICR_DEST_LOGICAL	0x800ULL
+#define ICR_DELIVERY_STATUS	0x1000ULL	/* xAPIC "busy"; reserved in x2APIC */
+#define ICR_LEVEL_ASSERT	0x4000ULL
+#define ICR_TRIGGER_LEVEL	0x8000ULL
 #define ICR_SHORTHAND_SHIFT	18
-#define ICR_SHORTHAND_MASK	(3ULL << ICR_SHORTHAND_SHIFT)
+#define ICR_SHORTHAND_MASK	0xc0000ULL
 #define ICR_DEST_SHIFT		32
 
 /*
@@ -34,7 +34,7 @@
  * 20-31.  Bit 12 is reserved too, but Intel CPUs ignore it while AMD ones
  * fault, so it is left out of the model: tests must not write it.
  */
-#define X2APIC_ICR_RESERVED	((1ULL << 13) | (3ULL << 16) | (0xfffULL << 20))
+#define X2APIC_ICR_RESERVED	0xfff32000ULL	/* bits 31:20, 17:16, 13 */
 
 #define X2APIC_BROADCAST	0xffffffffU
 #define XAPIC_BROADCAST		0xffU

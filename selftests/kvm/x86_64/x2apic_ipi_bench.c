@@ -169,6 +169,7 @@ static const struct bench_case cases[] = {
 	{ "logical (slow path)", false, true, false },
 	{ "xAPIC MMIO", true, false, false },
 };
+
 #define NR_CASES	ARRAY_SIZE(cases)
 
 enum { M_WRITE, M_LATENCY, M_RTT, NR_METRICS };
@@ -230,10 +231,10 @@ static uint64_t with_dest(bool xapic_mode, uint64_t icr, uint32_t dest)
 
 static void wait_receiver_ready(struct kvm_vm *vm)
 {
-	volatile uint32_t *ready = addr_gva2hva(vm, (vm_vaddr_t)&rx_ready);
+	uint32_t *ready = addr_gva2hva(vm, (vm_vaddr_t)&rx_ready);
 	time_t deadline = time(NULL) + 120;
 
-	while (!*ready) {
+	while (!READ_ONCE(*ready)) {
 		TEST_ASSERT(time(NULL) < deadline, "receiver not ready after 120 s");
 		sched_yield();
 	}
@@ -392,7 +393,8 @@ int main(int argc, char *argv[])
 	       n_samples, WARMUP);
 	printf("# platform: %s\n", desc);
 	print_cpu_model();
-	printf("# cycles are guest TSC cycles; under an emulator they are the emulator's, not hardware's\n");
+	printf("# cycles are guest TSC cycles; under an emulator they are the emulator's,\n"
+	       "# not hardware's\n");
 
 	bench_vm(false);
 	bench_vm(true);

@@ -1,0 +1,15 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run tests through the kselftest runner, as kselftest CI does.  The runner's
+# exit status does not say whether they passed; its KTAP does.  Its output
+# goes through a pipe: the runner appends the tests' own output to
+# /dev/stdout, which only keeps its order on a pipe.
+# usage: kselftest-run.sh RUN_KSELFTEST_ARGS...
+cd "$(dirname "$0")" || exit 1
+out=/tmp/kselftest.out
+./run_kselftest.sh "$@" 2>&1 | tee "$out"
+grep -q '^not ok' "$out" && exit 1
+grep -q '^ok ' "$out" || exit 1
+grep -v '# SKIP' "$out" | grep -q '^ok ' || exit 4
+exit 0
