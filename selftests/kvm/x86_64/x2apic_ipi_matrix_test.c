@@ -501,6 +501,45 @@ static void record_outcome(int s, uint64_t icr, uint64_t got_set,
 	o->defined = e->fate != IPI_FATE_UNDEFINED;
 }
 
+/* Account one round in its group; report it if its path or outcome is wrong. */
+static void finish_round(unsigned int group, int s, uint64_t icr,
+			 const struct ipi_expectation *e, int want_hits, uint64_t hits,
+			 uint64_t got_set, bool outcome_ok, const char *why)
+{
+	struct group *g = &groups[group];
+	char text[128], got_s[64], want_s[64];
+	bool path_ok = true;
+
+	g->tried++;
+	total_rounds++;
+	total_hits += hits;
+	if (have_stat && want_hits >= 0) {
+		g->path_checked++;
+		path_ok = hits == (uint64_t)want_hits;
+	}
+	if (e->fate != IPI_FATE_UNDEFINED)
+		g->outcome_checked++;
+	record_outcome(s, icr, got_set, e);
+	if (!hits && got_set)
+		slow_deliveries++;
+	if (!host_obs[s].fault)
+		ctl[s].icr = icr;
+
+	if (path_ok && outcome_ok)
+		return;
+	g->path_failed += !path_ok;
+	g->outcome_failed += !outcome_ok;
+	icr_format(xapic_phase ? (uint32_t)icr | (icr >> XAPIC_DEST_SHIFT) << 32 : icr,
+		   text, sizeof(text));
+	format_set(got_set, got_s, sizeof(got_s));
+	format_set(e->targets, want_s, sizeof(want_s));
+	ksft_print_msg("MISMATCH vCPU 0x%x -> %s%s: path %s (+%lu), want %s (+%d); "
+		       "recipients %s, want %s %s%s%s\n",
+		       apic_ids[s], xapic_phase ? "xapic " : "", text, hits ? "fast" : "slow", hits,
+		       want_hits > 0 ? "fast" : "slow", want_hits, got_s,
+		       ipi_fate_name(e->fate), want_s, why[0] ? "; " : "", why);
+}
+
 static void round_one(int s, uint64_t icr, unsigned int group)
 {
 	struct ipi_expectation e = xapic_phase ?
@@ -510,9 +549,8 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 	int want_hits = xapic_phase ? 0 : icr_expected_fastpath_hits(icr, &platform);
 	struct guest_obs before[NR_VCPUS];
 	uint64_t hits = 0, got_set;
-	struct group *g = &groups[group];
-	bool path_ok = true, outcome_ok;
-	char text[128], why[64], got_s[64], want_s[64];
+	bool outcome_ok;
+	char why[64];
 	int i;
 
 	memcpy(before, host_obs, sizeof(before));
@@ -536,36 +574,8 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 	for (i = 0; i < NR_VCPUS; i++)
 		wait_parked(i);
 
-	g->tried++;
-	total_rounds++;
-	total_hits += hits;
-
-	if (have_stat && want_hits >= 0) {
-		g->path_checked++;
-		path_ok = hits == (uint64_t)want_hits;
-	}
 	got_set = check_outcome(icr, s, &e, before, &outcome_ok, why, sizeof(why));
-	record_outcome(s, icr, got_set, &e);
-	if (e.fate != IPI_FATE_UNDEFINED)
-		g->outcome_checked++;
-	if (!hits && got_set)
-		slow_deliveries++;
-	if (!host_obs[s].fault)
-		ctl[s].icr = icr;
-
-	if (path_ok && outcome_ok)
-		return;
-	g->path_failed += !path_ok;
-	g->outcome_failed += !outcome_ok;
-	icr_format(xapic_phase ? (uint32_t)icr | (icr >> XAPIC_DEST_SHIFT) << 32 : icr,
-		   text, sizeof(text));
-	format_set(got_set, got_s, sizeof(got_s));
-	format_set(e.targets, want_s, sizeof(want_s));
-	ksft_print_msg("MISMATCH vCPU 0x%x -> %s%s: path %s (+%lu), want %s (+%d); "
-		       "recipients %s, want %s %s%s%s\n",
-		       apic_ids[s], xapic_phase ? "xapic " : "", text, hits ? "fast" : "slow", hits,
-		       want_hits > 0 ? "fast" : "slow", want_hits, got_s,
-		       ipi_fate_name(e.fate), want_s, why[0] ? "; " : "", why);
+	finish_round(group, s, icr, &e, want_hits, hits, got_set, outcome_ok, why);
 }
 
 static uint64_t with_dest(uint64_t icr, uint32_t dest)
@@ -689,10 +699,9 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 	struct ipi_expectation e = ipi_expect(icr, s, apic_ids, NR_VCPUS);
 	int want_hits = icr_expected_fastpath_hits(icr, &platform);
 	struct kvm_mp_state wait_for_sipi = { KVM_MP_STATE_INIT_RECEIVED };
-	struct group *g = &groups[group];
 	uint64_t hits = 0, got_set = 0;
-	bool path_ok = true, outcome_ok;
-	char text[128], got_s[64], want_s[64];
+	bool outcome_ok;
+	char why[64];
 	int i;
 
 	for (i = 0; i < NR_VCPUS; i++) {
@@ -728,32 +737,12 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 	send_fence(s);
 	wait_parked(s);
 
-	g->tried++;
-	total_rounds++;
-	total_hits += hits;
-	if (have_stat && want_hits >= 0) {
-		g->path_checked++;
-		path_ok = hits == (uint64_t)want_hits;
-	}
-	g->outcome_checked++;
 	outcome_ok = e.fate == IPI_FATE_EACH && !host_obs[s].fault &&
 		     host_obs[s].readback == icr && got_set == e.targets;
-	record_outcome(s, icr, got_set, &e);
-	ctl[s].icr = icr;
-	if (path_ok && outcome_ok)
-		return;
-
-	g->path_failed += !path_ok;
-	g->outcome_failed += !outcome_ok;
-	icr_format(icr, text, sizeof(text));
-	format_set(got_set, got_s, sizeof(got_s));
-	format_set(e.targets, want_s, sizeof(want_s));
-	ksft_print_msg("MISMATCH vCPU 0x%x -> %s: path %s (+%lu), want %s (+%d); "
-		       "recipients %s, want %s %s; fault 0x%x, ICR reads 0x%lx\n",
-		       apic_ids[s], text, hits ? "fast" : "slow", hits,
-		       want_hits > 0 ? "fast" : "slow", want_hits, got_s,
-		       ipi_fate_name(e.fate), want_s, host_obs[s].fault,
-		       host_obs[s].readback);
+	snprintf(why, sizeof(why), "fault 0x%x, ICR reads 0x%lx",
+		 host_obs[s].fault, host_obs[s].readback);
+	finish_round(group, s, icr, &e, want_hits, hits, got_set, outcome_ok,
+		     outcome_ok ? "" : why);
 }
 
 /* SMI, INIT and SIPI from vCPU @s, to destinations that leave @s out. */
