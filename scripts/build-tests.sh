@@ -33,6 +33,9 @@ make -s -C "$KTREE/tools/testing/selftests" -j"$JOBS" TARGETS=kvm \
 	install >"$BUILD/kselftest-build.log" 2>&1 ||
 	{ tail -30 "$BUILD/kselftest-build.log" >&2; die "KVM selftests build failed (log: $BUILD/kselftest-build.log)"; }
 
+# Our tests through the kselftest runner, for the guest and PLATFORMS=host.
+cp "$TOP/scripts/guest-kselftest.sh" "$TESTS_OUT/kselftest-run.sh"
+
 {
 	printf 'kvm/%s\n' "${CANARIES[@]}" "${ours[@]}"
 	printf 'kselftest-run.sh'

@@ -27,8 +27,6 @@ cp "$TESTS_LIST" "$root/tests/tests.list"
 cp -r "$TESTS_OUT/run_kselftest.sh" "$TESTS_OUT/kselftest" \
 	"$TESTS_OUT/kselftest-list.txt" "$root/tests/"
 cp "$TESTS_OUT/kvm/settings" "$root/tests/kvm/"
-cp "$TOP/scripts/guest-kselftest.sh" "$root/tests/kselftest-run.sh"
-chmod +x "$root/tests/kselftest-run.sh"
 
 while read -r t _; do
 	[ -e "$root/tests/$t" ] || cp "$TESTS_OUT/$t" "$root/tests/$t"
