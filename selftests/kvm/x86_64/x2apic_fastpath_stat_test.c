@@ -15,6 +15,7 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
+#include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "vcpu_stats.h"
@@ -96,17 +97,6 @@ static void *receiver_thread(void *arg)
 			  exit_reason_str(receiver->run->exit_reason));
 	}
 	return NULL;
-}
-
-static void wake_receiver(void)
-{
-	struct kvm_msi msi = {
-		.address_lo = 0xfee00000 | RECEIVER_ID << 12,
-		.data = IPI_VECTOR,
-	};
-
-	TEST_ASSERT(__vm_ioctl(vm, KVM_SIGNAL_MSI, &msi) == 1,
-		    "wake-up MSI to the receiver not delivered");
 }
 
 static double now(void)
@@ -275,7 +265,7 @@ int main(void)
 	 * IPIs above were lost.
 	 */
 	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)&receiver_stop), 1);
-	wake_receiver();
+	host_msi_send(vm, RECEIVER_ID, IPI_VECTOR);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += WAIT_SECONDS;
 	TEST_ASSERT(!pthread_timedjoin_np(thread, NULL, &ts),

@@ -36,6 +36,7 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
+#include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "vcpu_stats.h"
@@ -271,20 +272,9 @@ static void *guest_hva(void *gva, size_t size)
 }
 
 /* An interrupt from the host, not an IPI: it never touches the ICR. */
-static void send_msi(int i, uint8_t vector)
-{
-	struct kvm_msi msi = {
-		.address_lo = 0xfee00000 | apic_ids[i] << 12,
-		.data = vector,
-	};
-
-	TEST_ASSERT(__vm_ioctl(vm, KVM_SIGNAL_MSI, &msi) == 1,
-		    "MSI 0x%x to vCPU %u not delivered", vector, apic_ids[i]);
-}
-
 static void send_fence(int i)
 {
-	send_msi(i, FENCE_VECTOR);
+	host_msi_send(vm, apic_ids[i], FENCE_VECTOR);
 	ctl[i].fences++;
 }
 
@@ -310,7 +300,7 @@ static void wait_parked(int i)
 		if (READ_ONCE(host_obs[i].irqs[FENCE_VECTOR]) >= host_cmd[i].fences) {
 			ksft_print_msg("vCPU 0x%x lost its wake-up (ICR 0x%lx): nudged\n",
 				       apic_ids[i], host_cmd[i].icr);
-			send_msi(i, NUDGE_VECTOR);
+			host_msi_send(vm, apic_ids[i], NUDGE_VECTOR);
 			lost_wakeups++;
 		}
 	}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Interrupts from the host (KVM_SIGNAL_MSI) to one vCPU's local APIC: they
+ * wake or fence a vCPU without any guest ICR write.
+ */
+#ifndef SELFTEST_KVM_HOST_MSI_H
+#define SELFTEST_KVM_HOST_MSI_H
+
+#include <stdint.h>
+
+struct kvm_vm;
+
+/* Fixed, edge, physical @apic_id (< 256); fails unless one APIC took it. */
+void host_msi_send(struct kvm_vm *vm, uint32_t apic_id, uint8_t vector);
+
+#endif /* SELFTEST_KVM_HOST_MSI_H */
