@@ -6,7 +6,8 @@
 # ours included (they arrive through the series' selftests patch), statically
 # linked so that they run from an initramfs.  Then write the run list the
 # guest follows: the upstream canaries, our tests, and our tests once more
-# through the kselftest runner (run_kselftest.sh).  Benchmarks are not run.
+# through the kselftest runner (run_kselftest.sh), but for the long stress
+# test, which runs once.  Benchmarks are not run.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -16,12 +17,16 @@ KVM=$KTREE/tools/testing/selftests/kvm
 [ -d "$KOUT/usr/include/linux" ] || die "no kernel headers in $KOUT/usr/include: run 'make kernel' first"
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || die "static libc missing: apt-get install libc6-dev"
 
-ours=()
+ours=() runner=()
 for t in "$TOP"/selftests/kvm/x86_64/*.c; do
 	t=${t##*/}
 	grep -q "x86_64/${t%.c}\$" "$KVM/Makefile" ||
 		die "$t is not in $KVM/Makefile: run 'make patches' (is the selftests patch in patches/series?)"
-	case $t in *_bench.c) ;; *) ours+=("${t%.c}") ;; esac
+	case $t in
+	*_bench.c) ;;
+	*_stress_test.c) ours+=("${t%.c}") ;;
+	*) ours+=("${t%.c}") runner+=("${t%.c}") ;;
+	esac
 done
 
 cc=gcc
@@ -39,7 +44,7 @@ cp "$TOP/scripts/guest-kselftest.sh" "$TESTS_OUT/kselftest-run.sh"
 {
 	printf 'kvm/%s\n' "${CANARIES[@]}" "${ours[@]}"
 	printf 'kselftest-run.sh'
-	printf ' -t kvm:%s' "${ours[@]}"
+	printf ' -t kvm:%s' "${runner[@]}"
 	echo
 } >"$TESTS_OUT/tests.list"
 say "tests ready: $(tr '\n' ' ' <"$TESTS_OUT/tests.list")"

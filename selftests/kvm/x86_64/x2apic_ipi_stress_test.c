@@ -1,0 +1,1004 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * IPI stress under disruption.  Every vCPU sends a long random stream of
+ * IPIs of every kind (fixed physical ones, which may take KVM's ICR
+ * fastpath, and lowest-priority, logical, shorthand, broadcast and NMI ones,
+ * which may not) to random targets, while it and the others randomly halt,
+ * mask interrupts, raise their TPR and acknowledge late.
+ *
+ * The run is cut into epochs of two sorts:
+ *  - checked epochs: nothing may be lost, duplicated or misdirected, and the
+ *    fastpath stats must rise by what the oracle predicts.  Meanwhile the
+ *    host keeps interrupting random vCPUs: it pauses them, rewrites their
+ *    APIC base with its own value and reads their local APIC and events.
+ *  - chaos epochs: the host moves random running vCPUs between x2APIC, xAPIC
+ *    and disabled, gives them new xAPIC IDs, tries new x2APIC IDs, and
+ *    rewrites their local APIC and event state, all while IPIs fly.  IPIs
+ *    may be lost then; the host kernel must stay clean and the vCPUs keep
+ *    running.  Then the host settles every vCPU into a known mode and IDs,
+ *    and the next checked epoch must deliver exactly again.
+ *
+ * Loss and duplication stay visible despite the coalescing of equal vectors
+ * in the IRR: every sender has a vector of its own, and before it sends it
+ * announces the IPI to each vCPU the oracle (ipi_oracle.h) says must receive
+ * it, then waits until each of them took it back before it sends to them
+ * again.  NMIs carry no vector: a sender claims a target's one NMI slot.  So
+ * at most one IPI of a given vector is in flight to a vCPU at any time, and
+ *  - a lost IPI is a sender that waits in vain (a bounded wait: it fails);
+ *  - a duplicated or misdirected one is an interrupt nobody announced;
+ *  - at the end of the epoch the host checks, per sender and target, that
+ *    what was sent was received.
+ *
+ * Usage: x2apic_ipi_stress_test [-v vCPUs] [-o operations] [-s seed]
+ *   -o is per vCPU and epoch; the default fits emulated test beds.  Real
+ *   hardware wants -o 25000: about 1e5 ICR writes per vCPU over the five
+ *   checked epochs.
+ */
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <time.h>
+
+#include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
+#include "ipi_oracle.h"
+#include "ipi_platform.h"
+#include "vcpu_stats.h"
+
+#define MAX_VCPUS		16
+#define DEFAULT_VCPUS		8
+#define DEFAULT_OPS		100	/* per vCPU and epoch */
+#define SENDER_VECTOR(s)	(0x40 + (s) * 8)	/* classes 4 to 0xb */
+#define TIMER_VECTOR		0xe0	/* ends every halt */
+#define SPURIOUS_VECTOR		0xff
+#define WAIT_SECONDS		5	/* any guest wait, in guest time */
+#define EPOCH_SECONDS		900	/* the host's wait for an epoch */
+#define MAX_SPIN		400	/* PAUSEs while masked, or before an EOI */
+#define CHAOS_CHANGES		32	/* state changes per chaos epoch */
+
+#define XAPIC_LDR		0xd0
+#define XAPIC_DFR		0xe0
+#define XAPIC_DFR_FLAT		0xffffffff
+#define APIC_ISR		0x100	/* ISR, TMR, IRR: 0x100 to 0x27f */
+#define APIC_IRR_END		0x280
+
+/* Host -> guest, written only while every vCPU is parked. */
+struct epoch_params {
+	uint32_t nr_vcpus;
+	uint32_t ops;
+	bool xapic;
+	bool chaos;
+	bool exit;
+	uint32_t apic_ids[MAX_VCPUS];	/* x2APIC or xAPIC IDs */
+	uint8_t flat_ldr[MAX_VCPUS];	/* xAPIC flat logical IDs */
+	uint8_t index_of_id[256];
+	struct ipi_platform platform;
+	uint32_t seed;
+	uint64_t wait_tsc;		/* WAIT_SECONDS in TSC cycles */
+};
+
+/* Announcements, written by senders and taken back by receivers. */
+struct mailbox {
+	uint32_t pending[MAX_VCPUS][MAX_VCPUS];	/* [sender][target] */
+	uint32_t nmi_from[MAX_VCPUS];		/* [target]: sender + 1, or 0 */
+	uint32_t finished;			/* vCPUs done with the epoch */
+	bool chaos_over;			/* the host made its changes */
+	uint64_t chaos_irqs, chaos_faults;
+};
+
+enum kind {
+	KIND_PHYSICAL, KIND_LOWEST, KIND_LOGICAL, KIND_SELF, KIND_ALL,
+	KIND_ALL_BUT_SELF, KIND_BROADCAST, KIND_NMI, NR_KINDS
+};
+
+/* Guest -> host; each written by its own vCPU only. */
+struct vcpu_counts {
+	uint64_t sent[MAX_VCPUS];		/* IPIs announced to [target] */
+	uint64_t received[MAX_VCPUS];		/* IPIs taken from [sender] */
+	uint64_t nmis_sent[MAX_VCPUS];
+	uint64_t nmis_received[MAX_VCPUS];
+	uint64_t strays;	/* interrupts nobody announced to this vCPU */
+	uint64_t stray_nmis;
+	uint64_t kinds[NR_KINDS];
+	uint64_t want_hits;	/* fastpath hits the oracle predicts */
+	uint64_t unsure_hits;	/* writes that may or may not take it */
+	uint64_t halts, masked, tpr_raises, late_acks;
+	uint32_t op;		/* progress, shown when a vCPU fails */
+	uint32_t doing;
+};
+
+enum doing { DOING_SEND, DOING_HALT, DOING_MASKED, DOING_TPR, DOING_FINISH, DOING_PARKED };
+static const char * const doing_names[] = {
+	"sending", "halted", "masked", "TPR raised", "waiting for the others", "parked"
+};
+
+static struct epoch_params params;
+static struct mailbox mbox;
+static struct vcpu_counts counts[MAX_VCPUS];
+static struct guest_random_state isr_rng[MAX_VCPUS];
+
+/* ---- guest */
+
+static void apic_write(uint32_t reg, uint64_t val)
+{
+	if (params.xapic)
+		xapic_write_reg(reg, val);
+	else
+		x2apic_write_reg(reg, val);
+}
+
+static uint32_t self_index(void)
+{
+	if (params.xapic)
+		return params.index_of_id[xapic_read_reg(APIC_ID) >> 24];
+	return params.index_of_id[x2apic_read_reg(APIC_ID) & 0xff];
+}
+
+static void spin(struct guest_random_state *rng)
+{
+	uint32_t n = guest_random_u32(rng) % MAX_SPIN;
+
+	while (n--)
+		cpu_relax();
+}
+
+/* In chaos the mode can change under the vCPU's feet: try both. */
+static void chaos_eoi(void)
+{
+	if (x2apic_write_reg_safe(APIC_EOI, 0))
+		xapic_write_reg(APIC_EOI, 0);
+}
+
+static void guest_ipi_isr(struct ex_regs *regs)
+{
+	uint32_t sender = (regs->vector - SENDER_VECTOR(0)) / 8;
+	uint32_t me;
+
+	if (READ_ONCE(params.chaos)) {
+		__atomic_fetch_add(&mbox.chaos_irqs, 1, __ATOMIC_RELAXED);
+		chaos_eoi();
+		return;
+	}
+	me = self_index();
+	if (__atomic_exchange_n(&mbox.pending[sender][me], 0, __ATOMIC_SEQ_CST))
+		counts[me].received[sender]++;
+	else
+		counts[me].strays++;
+	if (__guest_random_bool(&isr_rng[me], 10)) {
+		counts[me].late_acks++;
+		spin(&isr_rng[me]);
+	}
+	apic_write(APIC_EOI, 0);
+}
+
+static void guest_nmi(struct ex_regs *regs)
+{
+	uint32_t me, from;
+
+	if (READ_ONCE(params.chaos))
+		return;
+	me = self_index();
+	from = __atomic_exchange_n(&mbox.nmi_from[me], 0, __ATOMIC_SEQ_CST);
+	if (from)
+		counts[me].nmis_received[from - 1]++;
+	else
+		counts[me].stray_nmis++;
+}
+
+/* Spurious interrupts need no EOI. */
+static void guest_spurious_isr(struct ex_regs *regs)
+{
+}
+
+static void guest_timer_isr(struct ex_regs *regs)
+{
+	if (READ_ONCE(params.chaos))
+		chaos_eoi();
+	else
+		apic_write(APIC_EOI, 0);
+}
+
+static void wait_until_zero(uint32_t *p, uint64_t deadline, uint32_t me,
+			    uint32_t target, uint64_t icr)
+{
+	while (READ_ONCE(*p))
+		__GUEST_ASSERT(rdtsc() < deadline,
+			       "vCPU %u: IPI to vCPU %u not taken within %u s (ICR 0x%lx)",
+			       me, target, WAIT_SECONDS, icr);
+}
+
+/* Wait until no IPI of ours is in flight to @targets, then announce one. */
+static void announce(uint32_t me, uint64_t targets, bool nmi, uint64_t icr)
+{
+	uint64_t deadline = rdtsc() + params.wait_tsc;
+	uint32_t t;
+
+	for (t = 0; t < params.nr_vcpus; t++) {
+		if (!(targets & (1ULL << t)))
+			continue;
+		if (!nmi) {
+			wait_until_zero(&mbox.pending[me][t], deadline, me, t, icr);
+			WRITE_ONCE(mbox.pending[me][t], 1);
+			counts[me].sent[t]++;
+			continue;
+		}
+		/* Claim the target's NMI slot. */
+		for (;;) {
+			uint32_t free = 0;
+
+			if (__atomic_compare_exchange_n(&mbox.nmi_from[t], &free, me + 1,
+							false, __ATOMIC_SEQ_CST,
+							__ATOMIC_SEQ_CST))
+				break;
+			wait_until_zero(&mbox.nmi_from[t], deadline, me, t, icr);
+		}
+		counts[me].nmis_sent[t]++;
+	}
+	/* Announcements before the IPI: x2APIC MSR writes do not serialize. */
+	asm volatile("mfence" ::: "memory");
+}
+
+static uint64_t with_dest(uint64_t icr, uint32_t dest, bool xapic)
+{
+	return icr | (uint64_t)dest << (xapic ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
+}
+
+/* A logical destination that includes vCPU @t and maybe others. */
+static uint32_t logical_dest(struct guest_random_state *rng, uint32_t t, bool xapic)
+{
+	uint32_t id = params.apic_ids[t];
+
+	if (xapic)
+		return params.flat_ldr[t] | (guest_random_u32(rng) & 0xff);
+	/* x2APIC: t's cluster, its bit and random others of 16. */
+	return (id >> 4) << 16 | 1U << (id & 0xf) | (guest_random_u32(rng) & 0xffff);
+}
+
+static uint64_t pick_icr(struct guest_random_state *rng, uint32_t me, bool xapic,
+			 enum kind *kind)
+{
+	uint32_t t = guest_random_u32(rng) % params.nr_vcpus;
+	uint64_t vec = SENDER_VECTOR(me);
+	uint64_t level = guest_random_bool(rng) ? APIC_INT_LEVELTRIG | APIC_INT_ASSERT : 0;
+
+	*kind = guest_random_u32(rng) % NR_KINDS;
+	if (*kind == KIND_LOGICAL && xapic && !params.flat_ldr[t])
+		*kind = KIND_PHYSICAL;	/* no flat logical ID beyond 8 vCPUs */
+
+	switch (*kind) {
+	case KIND_PHYSICAL:
+		return with_dest(APIC_DM_FIXED | level | vec, params.apic_ids[t], xapic);
+	case KIND_LOWEST:
+		return with_dest(APIC_DM_LOWEST | vec, params.apic_ids[t], xapic);
+	case KIND_LOGICAL:
+		return with_dest(APIC_DM_FIXED | APIC_DEST_LOGICAL | level | vec,
+				 logical_dest(rng, t, xapic), xapic);
+	case KIND_SELF:
+		return APIC_DEST_SELF | vec;
+	case KIND_ALL:
+		return APIC_DEST_ALLINC | vec;
+	case KIND_ALL_BUT_SELF:
+		return APIC_DEST_ALLBUT | vec;
+	case KIND_BROADCAST:
+		return with_dest(APIC_DM_FIXED | vec,
+				 xapic ? XAPIC_BROADCAST : X2APIC_BROADCAST, xapic);
+	default:
+		return with_dest(APIC_DM_NMI, params.apic_ids[t], xapic);
+	}
+}
+
+static void xapic_send(uint64_t icr)
+{
+	xapic_write_reg(APIC_ICR2, icr >> 32);
+	xapic_write_reg(APIC_ICR, (uint32_t)icr);
+}
+
+static void send_one(struct guest_random_state *rng, uint32_t me)
+{
+	struct ipi_expectation e;
+	enum kind kind;
+	uint64_t icr = pick_icr(rng, me, params.xapic, &kind);
+	int hits;
+
+	if (params.xapic)
+		e = ipi_expect_xapic(icr, me, params.apic_ids, params.flat_ldr,
+				     params.nr_vcpus);
+	else
+		e = ipi_expect(icr, me, params.apic_ids, params.nr_vcpus);
+	__GUEST_ASSERT(e.fate == IPI_FATE_EACH ||
+		       (e.fate == IPI_FATE_ONE_OF && !(e.targets & (e.targets - 1))),
+		       "ICR 0x%lx: fate %u, targets 0x%lx", icr, e.fate, e.targets);
+
+	announce(me, e.targets, kind == KIND_NMI, icr);
+	if (params.xapic) {
+		xapic_send(icr);
+	} else {
+		x2apic_write_reg(APIC_ICR, icr);
+		hits = icr_expected_fastpath_hits(icr, &params.platform);
+		if (hits < 0)
+			counts[me].unsure_hits++;
+		else
+			counts[me].want_hits += hits;
+	}
+	counts[me].kinds[kind]++;
+}
+
+/* Halt until an interrupt; the APIC timer bounds the wait. */
+static void halt_a_while(struct guest_random_state *rng, uint32_t me)
+{
+	WRITE_ONCE(counts[me].doing, DOING_HALT);
+	asm volatile("cli");
+	apic_write(APIC_TMICT, 10000 + guest_random_u32(rng) % 90000);
+	asm volatile("sti; hlt" ::: "memory");	/* STI's shadow: no lost wake-up */
+	counts[me].halts++;
+}
+
+static void masked_a_while(struct guest_random_state *rng, uint32_t me)
+{
+	WRITE_ONCE(counts[me].doing, DOING_MASKED);
+	asm volatile("cli");
+	spin(rng);
+	asm volatile("sti");
+	counts[me].masked++;
+}
+
+static void tpr_raised_a_while(struct guest_random_state *rng, uint32_t me)
+{
+	WRITE_ONCE(counts[me].doing, DOING_TPR);
+	apic_write(APIC_TASKPRI, (1 + guest_random_u32(rng) % 15) << 4);
+	spin(rng);
+	apic_write(APIC_TASKPRI, 0);
+	counts[me].tpr_raises++;
+}
+
+/* Keep taking interrupts until every vCPU is done sending. */
+static void finish_epoch(uint32_t me)
+{
+	uint64_t deadline = rdtsc() + params.wait_tsc;
+	uint32_t t;
+
+	WRITE_ONCE(counts[me].doing, DOING_FINISH);
+	for (t = 0; t < params.nr_vcpus; t++) {
+		wait_until_zero(&mbox.pending[me][t], deadline, me, t, 0);
+		while (READ_ONCE(mbox.nmi_from[t]) == me + 1)
+			__GUEST_ASSERT(rdtsc() < deadline,
+				       "vCPU %u: NMI to vCPU %u not taken within %u s",
+				       me, t, WAIT_SECONDS);
+	}
+	__atomic_fetch_add(&mbox.finished, 1, __ATOMIC_SEQ_CST);
+	while (READ_ONCE(mbox.finished) < params.nr_vcpus)
+		__GUEST_ASSERT(rdtsc() < deadline,
+			       "vCPU %u: only %u vCPUs finished within %u s",
+			       me, READ_ONCE(mbox.finished), WAIT_SECONDS);
+}
+
+static void checked_epoch(uint32_t me)
+{
+	struct guest_random_state rng = new_guest_random_state(params.seed + me);
+	uint32_t i, r;
+
+	__GUEST_ASSERT(self_index() == me, "vCPU %u: its APIC ID maps to vCPU %u",
+		       me, self_index());
+	apic_write(APIC_SPIV, APIC_SPIV_APIC_ENABLED | SPURIOUS_VECTOR);
+	apic_write(APIC_TASKPRI, 0);
+	apic_write(APIC_TDCR, 0xb);	/* divide by 1 */
+	apic_write(APIC_LVTT, APIC_LVT_TIMER_ONESHOT | TIMER_VECTOR);
+	isr_rng[me] = new_guest_random_state(~params.seed - me);
+	asm volatile("sti");
+
+	for (i = 0; i < params.ops; i++) {
+		WRITE_ONCE(counts[me].op, i);
+		WRITE_ONCE(counts[me].doing, DOING_SEND);
+		r = guest_random_u32(&rng) % 100;
+		if (r < 6)
+			halt_a_while(&rng, me);
+		else if (r < 10)
+			masked_a_while(&rng, me);
+		else if (r < 14)
+			tpr_raised_a_while(&rng, me);
+		else
+			send_one(&rng, me);
+	}
+	finish_epoch(me);
+}
+
+/*
+ * Fire and forget, in whatever mode the host left the vCPU, until the host
+ * made its changes.  No HLT: the host may disable the APIC of a vCPU, which
+ * then never wakes up.
+ */
+static void chaos_epoch(uint32_t me)
+{
+	struct guest_random_state rng = new_guest_random_state(params.seed + me);
+	uint64_t base, icr;
+	enum kind kind;
+	uint32_t i;
+
+	asm volatile("sti");
+	for (i = 0; i < params.ops || !READ_ONCE(mbox.chaos_over); i++) {
+		if (guest_random_u32(&rng) % 100 < 10) {
+			masked_a_while(&rng, me);
+			continue;
+		}
+		base = rdmsr(MSR_IA32_APICBASE);
+		icr = pick_icr(&rng, me, !(base & X2APIC_ENABLE), &kind);
+		if (!(base & X2APIC_ENABLE))
+			xapic_send(icr);
+		else if (x2apic_write_reg_safe(APIC_ICR, icr))
+			__atomic_fetch_add(&mbox.chaos_faults, 1, __ATOMIC_RELAXED);
+	}
+	asm volatile("cli");
+}
+
+static void guest_main(uint32_t me)
+{
+	x2apic_enable();
+	for (;;) {
+		WRITE_ONCE(counts[me].doing, DOING_PARKED);
+		GUEST_SYNC(0);
+		if (READ_ONCE(params.exit))
+			GUEST_DONE();
+		if (READ_ONCE(params.chaos))
+			chaos_epoch(me);
+		else
+			checked_epoch(me);
+	}
+}
+
+/* ---- host: vCPU threads; a kick makes the thread disturb its vCPU */
+
+enum disturbance {
+	/* lossless, also in checked epochs */
+	DIS_PAUSE, DIS_BASE_REWRITE, DIS_LAPIC_READ, DIS_EVENTS_READ,
+	/* chaos only */
+	DIS_TO_X2APIC, DIS_TO_XAPIC, DIS_DISABLE, DIS_NEW_ID, DIS_LAPIC_REWRITE,
+	DIS_EVENTS_REWRITE, NR_DISTURBANCES
+};
+
+#define NR_LOSSLESS	(DIS_EVENTS_READ + 1)
+
+static const char * const dis_names[] = {
+	"paused", "APIC base rewritten", "local APIC read", "events read",
+	"to x2APIC", "to xAPIC", "APIC disabled", "new APIC ID",
+	"local APIC rewritten", "events rewritten",
+};
+
+struct vcpu_ctl {
+	struct kvm_vcpu *vcpu;
+	pthread_t thread;
+	sem_t go;
+	bool done, running;
+	struct vcpu_stat hits;
+	unsigned int seed;
+	uint64_t disturbances[NR_DISTURBANCES];
+};
+
+static struct kvm_vm *vm;
+static struct vcpu_ctl ctl[MAX_VCPUS];
+static sem_t parked;
+static struct epoch_params *host_params;
+static struct mailbox *host_mbox;
+static struct vcpu_counts *host_counts;
+static unsigned int nr_vcpus = DEFAULT_VCPUS;
+static bool have_stat;
+static uint64_t state_changes;	/* by chaos disturbances, all vCPUs */
+
+static void set_apic_base(struct kvm_vcpu *vcpu, uint64_t flags)
+{
+	uint64_t bsp = vcpu_get_msr(vcpu, MSR_IA32_APICBASE) & MSR_IA32_APICBASE_BSP;
+
+	vcpu_set_msr(vcpu, MSR_IA32_APICBASE, APIC_DEFAULT_GPA | bsp | flags);
+}
+
+/* The APIC ID and (xAPIC) flat LDR; in x2APIC mode KVM ignores the ID. */
+static void set_apic_ids(struct kvm_vcpu *vcpu, uint8_t id, uint8_t ldr)
+{
+	struct kvm_lapic_state lapic;
+
+	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
+	*(uint32_t *)&lapic.regs[APIC_ID] = (uint32_t)id << 24;
+	*(uint32_t *)&lapic.regs[XAPIC_LDR] = (uint32_t)ldr << 24;
+	*(uint32_t *)&lapic.regs[XAPIC_DFR] = XAPIC_DFR_FLAT;
+	vcpu_ioctl(vcpu, KVM_SET_LAPIC, &lapic);
+}
+
+static void disturb(struct vcpu_ctl *c)
+{
+	int n = READ_ONCE(host_params->chaos) ? NR_DISTURBANCES : NR_LOSSLESS;
+	enum disturbance d = rand_r(&c->seed) % n;
+	struct timespec pause = { .tv_nsec = 1000 * (rand_r(&c->seed) % 500) };
+	struct kvm_lapic_state lapic;
+	struct kvm_vcpu_events events;
+
+	switch (d) {
+	case DIS_PAUSE:
+		nanosleep(&pause, NULL);	/* the disturbance itself */
+		break;
+	case DIS_BASE_REWRITE:
+		vcpu_set_msr(c->vcpu, MSR_IA32_APICBASE,
+			     vcpu_get_msr(c->vcpu, MSR_IA32_APICBASE));
+		break;
+	case DIS_LAPIC_READ:
+		vcpu_ioctl(c->vcpu, KVM_GET_LAPIC, &lapic);
+		break;
+	case DIS_EVENTS_READ:
+		vcpu_events_get(c->vcpu, &events);
+		break;
+	case DIS_TO_X2APIC:
+		set_apic_base(c->vcpu, MSR_IA32_APICBASE_ENABLE | X2APIC_ENABLE);
+		break;
+	case DIS_TO_XAPIC:
+		set_apic_base(c->vcpu, MSR_IA32_APICBASE_ENABLE);
+		break;
+	case DIS_DISABLE:
+		set_apic_base(c->vcpu, 0);
+		break;
+	case DIS_NEW_ID:
+		set_apic_ids(c->vcpu, rand_r(&c->seed) % 255, 1U << (rand_r(&c->seed) % 8));
+		break;
+	case DIS_LAPIC_REWRITE:
+		/* Loses what arrives between the two: chaos only. */
+		vcpu_ioctl(c->vcpu, KVM_GET_LAPIC, &lapic);
+		vcpu_ioctl(c->vcpu, KVM_SET_LAPIC, &lapic);
+		break;
+	default:
+		vcpu_events_get(c->vcpu, &events);
+		vcpu_events_set(c->vcpu, &events);
+		break;
+	}
+	c->disturbances[d]++;
+	if (d >= NR_LOSSLESS)
+		__atomic_fetch_add(&state_changes, 1, __ATOMIC_RELAXED);
+}
+
+/* Where every vCPU was when one failed; the others still run. */
+static void report_progress(void)
+{
+	static bool reported;
+	unsigned int i;
+
+	if (__atomic_exchange_n(&reported, true, __ATOMIC_SEQ_CST))
+		return;
+	for (i = 0; i < nr_vcpus; i++)
+		ksft_print_msg("vCPU %u: operation %u of %u, %s\n", i,
+			       READ_ONCE(host_counts[i].op), host_params->ops,
+			       doing_names[READ_ONCE(host_counts[i].doing)]);
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu_ctl *c = arg;
+	struct ucall uc;
+
+	while (!c->done) {
+		sem_wait(&c->go);
+		while (__vcpu_run(c->vcpu)) {
+			TEST_ASSERT(errno == EINTR, "vCPU %u: KVM_RUN failed, errno %d",
+				    c->vcpu->id, errno);
+			c->vcpu->run->immediate_exit = 0;
+			disturb(c);
+		}
+		switch (get_ucall(c->vcpu, &uc)) {
+		case UCALL_SYNC:
+			break;
+		case UCALL_DONE:
+			c->done = true;
+			break;
+		case UCALL_ABORT:
+			report_progress();
+			REPORT_GUEST_ASSERT(uc);
+		default:
+			TEST_FAIL("vCPU %u: unexpected exit %s", c->vcpu->id,
+				  exit_reason_str(c->vcpu->run->exit_reason));
+		}
+		WRITE_ONCE(c->running, false);
+		sem_post(&parked);
+	}
+	return NULL;
+}
+
+static void kick_handler(int sig)
+{
+}
+
+/* Make vCPU @i leave KVM_RUN and be disturbed before it runs again. */
+static void kick(int i)
+{
+	WRITE_ONCE(ctl[i].vcpu->run->immediate_exit, 1);
+	pthread_kill(ctl[i].thread, SIGUSR1);
+}
+
+/*
+ * Run every vCPU to its next GUEST_SYNC, kicking random ones if @disturb.
+ * In chaos, tell the guests to stop once CHAOS_CHANGES states were changed.
+ */
+static void run_all(bool disturb, const char *what)
+{
+	uint64_t changes_end = READ_ONCE(state_changes) + CHAOS_CHANGES;
+	struct timespec deadline;
+	unsigned int back = 0, i;
+	time_t end = time(NULL) + EPOCH_SECONDS;
+
+	for (i = 0; i < nr_vcpus; i++) {
+		ctl[i].running = true;
+		sem_post(&ctl[i].go);
+	}
+	while (back < nr_vcpus) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		if (disturb) {
+			/* Pacing of the kicks, not synchronization. */
+			deadline.tv_nsec += 100000 + random() % 2000000;
+			deadline.tv_sec += deadline.tv_nsec / 1000000000;
+			deadline.tv_nsec %= 1000000000;
+		} else {
+			deadline.tv_sec += 1;
+		}
+		if (!sem_timedwait(&parked, &deadline)) {
+			back++;
+			continue;
+		}
+		TEST_ASSERT(time(NULL) < end, "%s: %u of %u vCPUs back after %d s",
+			    what, back, nr_vcpus, EPOCH_SECONDS);
+		i = random() % nr_vcpus;
+		if (disturb && READ_ONCE(ctl[i].running))
+			kick(i);
+		if (READ_ONCE(state_changes) >= changes_end)
+			WRITE_ONCE(host_mbox->chaos_over, true);
+	}
+}
+
+/* ---- host: the epochs, and how the host settles the vCPUs before each */
+
+enum settle { KEEP, TO_X2APIC, TO_XAPIC_NEW_IDS, TO_X2APIC_TRY_IDS };
+
+struct epoch {
+	const char *name;
+	bool chaos;
+	enum settle settle;	/* before a checked epoch */
+};
+
+static const struct epoch epochs[] = {
+	{ "x2apic, host quiet", false, KEEP },
+	{ "x2apic, vCPUs paused and read", false, KEEP },
+	{ "chaos: modes and IDs change while IPIs fly", true },
+	{ "xapic (host-switched), new IDs", false, TO_XAPIC_NEW_IDS },
+	{ "chaos: modes and IDs change while IPIs fly", true },
+	{ "x2apic (host-switched), new IDs refused", false, TO_X2APIC_TRY_IDS },
+	{ "chaos: modes and IDs change while IPIs fly", true },
+	{ "x2apic after disable and enable", false, TO_X2APIC },
+};
+
+static uint32_t x2apic_id_of(unsigned int i)
+{
+	return (i / 4) * 16 + i % 4;	/* four per logical cluster */
+}
+
+/* Distinct random IDs below 0xff and, for eight vCPUs, a flat bit each. */
+static void new_ids(struct epoch_params *p)
+{
+	bool used[256] = { [XAPIC_BROADCAST] = true };
+	unsigned int i, j, b, bits[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+
+	for (i = 7; i > 0; i--) {
+		j = random() % (i + 1);
+		b = bits[i];
+		bits[i] = bits[j];
+		bits[j] = b;
+	}
+	for (i = 0; i < nr_vcpus; i++) {
+		do
+			p->apic_ids[i] = random() % 256;
+		while (used[p->apic_ids[i]]);
+		used[p->apic_ids[i]] = true;
+		p->flat_ldr[i] = i < 8 ? 1U << bits[i] : 0;
+	}
+}
+
+/* Nothing pending, in service or latched: chaos leftovers must not count. */
+static void clear_interrupts(struct kvm_vcpu *vcpu)
+{
+	struct kvm_lapic_state lapic;
+	struct kvm_vcpu_events events;
+
+	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
+	memset(&lapic.regs[APIC_ISR], 0, APIC_IRR_END - APIC_ISR);
+	vcpu_ioctl(vcpu, KVM_SET_LAPIC, &lapic);
+	vcpu_events_get(vcpu, &events);
+	events.nmi.pending = 0;
+	events.nmi.injected = 0;
+	events.nmi.masked = 0;
+	events.flags |= KVM_VCPUEVENT_VALID_NMI_PENDING;
+	vcpu_events_set(vcpu, &events);
+}
+
+/* Every vCPU parked: put each into the epoch's mode with its IDs. */
+static void settle(enum settle how, struct epoch_params *p)
+{
+	struct kvm_lapic_state lapic;
+	unsigned int i;
+
+	switch (how) {
+	case KEEP:
+		return;
+	case TO_XAPIC_NEW_IDS:
+		new_ids(p);
+		for (i = 0; i < nr_vcpus; i++) {
+			set_apic_base(ctl[i].vcpu, MSR_IA32_APICBASE_ENABLE);
+			set_apic_ids(ctl[i].vcpu, p->apic_ids[i], p->flat_ldr[i]);
+		}
+		p->xapic = true;
+		break;
+	case TO_X2APIC_TRY_IDS:
+		new_ids(p);
+		for (i = 0; i < nr_vcpus; i++) {
+			set_apic_base(ctl[i].vcpu, MSR_IA32_APICBASE_ENABLE | X2APIC_ENABLE);
+			set_apic_ids(ctl[i].vcpu, p->apic_ids[i], 0);
+		}
+		/* the x2APIC ID stays the vCPU ID, whatever was set */
+		fallthrough;
+	case TO_X2APIC:
+		for (i = 0; i < nr_vcpus; i++) {
+			if (how == TO_X2APIC)
+				set_apic_base(ctl[i].vcpu, 0);
+			set_apic_base(ctl[i].vcpu, MSR_IA32_APICBASE_ENABLE | X2APIC_ENABLE);
+			p->apic_ids[i] = x2apic_id_of(i);
+			vcpu_ioctl(ctl[i].vcpu, KVM_GET_LAPIC, &lapic);
+			TEST_ASSERT_EQ(*(uint32_t *)&lapic.regs[APIC_ID], p->apic_ids[i] << 24);
+		}
+		p->xapic = false;
+		break;
+	}
+	memset(p->index_of_id, 0, sizeof(p->index_of_id));
+	for (i = 0; i < nr_vcpus; i++)
+		p->index_of_id[p->apic_ids[i] & 0xff] = i;
+}
+
+struct snapshot {
+	struct vcpu_counts counts[MAX_VCPUS];
+	uint64_t hits;
+};
+
+static void take_snapshot(struct snapshot *s)
+{
+	unsigned int i;
+
+	memcpy(s->counts, host_counts, sizeof(s->counts));
+	s->hits = 0;
+	for (i = 0; have_stat && i < nr_vcpus; i++)
+		s->hits += vcpu_stat_read(&ctl[i].hits);
+}
+
+static bool counts_match(int n, const char *what, unsigned int s, unsigned int t,
+			 uint64_t sent, uint64_t got)
+{
+	if (sent != got)
+		ksft_print_msg("epoch %d: vCPU %u sent %lu %s to vCPU %u, which took %lu\n",
+			       n, s, sent, what, t, got);
+	return sent == got;
+}
+
+/* Every IPI sent in the epoch reached its targets once and nobody else. */
+static void check_delivery(int n, const struct snapshot *before)
+{
+	const struct vcpu_counts *now = host_counts, *was = before->counts;
+	uint64_t ipis = 0, nmis = 0, strays = 0, sent, got;
+	unsigned int i, t, bad = 0;
+
+	for (i = 0; i < nr_vcpus; i++) {
+		for (t = 0; t < nr_vcpus; t++) {
+			sent = now[i].sent[t] - was[i].sent[t];
+			got = now[t].received[i] - was[t].received[i];
+			ipis += got;
+			bad += !counts_match(n, "IPIs", i, t, sent, got);
+			sent = now[i].nmis_sent[t] - was[i].nmis_sent[t];
+			got = now[t].nmis_received[i] - was[t].nmis_received[i];
+			nmis += got;
+			bad += !counts_match(n, "NMIs", i, t, sent, got);
+		}
+		sent = now[i].strays - was[i].strays;
+		got = now[i].stray_nmis - was[i].stray_nmis;
+		strays += sent + got;
+		if (sent || got)
+			ksft_print_msg("epoch %d: vCPU %u took %lu IPIs, %lu NMIs never sent to it\n",
+				       n, i, sent, got);
+	}
+	ksft_test_result(!bad && !strays,
+			 "epoch %d (%s): %lu IPIs and %lu NMIs, each taken once by its target\n",
+			 n, epochs[n].name, ipis, nmis);
+}
+
+static void check_path(int n, const struct snapshot *before)
+{
+	const struct vcpu_counts *now = host_counts, *was = before->counts;
+	uint64_t want = 0, unsure = 0, hits = 0, writes = 0;
+	struct snapshot after;
+	unsigned int i, k;
+
+	take_snapshot(&after);
+	for (i = 0; i < nr_vcpus; i++) {
+		want += now[i].want_hits - was[i].want_hits;
+		unsure += now[i].unsure_hits - was[i].unsure_hits;
+		for (k = 0; k < NR_KINDS; k++)
+			writes += now[i].kinds[k] - was[i].kinds[k];
+	}
+	hits = after.hits - before->hits;
+	if (!have_stat) {
+		ksft_test_result_skip("epoch %d: path (kernel has no %s stat)\n", n,
+				      ICR_FASTPATH_STAT);
+		return;
+	}
+	if (hits != want)
+		ksft_print_msg("epoch %d: fastpath +%lu, oracle %lu (+%lu unsure), %lu writes\n",
+			       n, hits, want, unsure, writes);
+	ksft_test_result(unsure ? hits >= want && hits <= want + unsure : hits == want,
+			 "epoch %d: path (%lu of %lu writes took the fastpath)\n",
+			 n, hits, writes);
+}
+
+static void report_chaos(int n, uint64_t changes)
+{
+	ksft_print_msg("epoch %d: %lu interrupts taken, %lu ICR writes faulted\n", n,
+		       host_mbox->chaos_irqs, host_mbox->chaos_faults);
+	ksft_test_result_pass("epoch %d (%s): %lu state changes, every vCPU kept running\n",
+			      n, epochs[n].name, changes);
+}
+
+static void report_load(void)
+{
+	uint64_t k[NR_KINDS] = {}, d[NR_DISTURBANCES] = {};
+	uint64_t halts = 0, masked = 0, tpr = 0, late = 0;
+	unsigned int i, j;
+
+	for (i = 0; i < nr_vcpus; i++) {
+		for (j = 0; j < NR_KINDS; j++)
+			k[j] += host_counts[i].kinds[j];
+		for (j = 0; j < NR_DISTURBANCES; j++)
+			d[j] += ctl[i].disturbances[j];
+		halts += host_counts[i].halts;
+		masked += host_counts[i].masked;
+		tpr += host_counts[i].tpr_raises;
+		late += host_counts[i].late_acks;
+	}
+	ksft_print_msg("checked writes: physical %lu, lowest %lu, logical %lu, self %lu, ",
+		       k[0], k[1], k[2], k[3]);
+	printf("all %lu, all-but-self %lu, broadcast %lu, nmi %lu\n", k[4], k[5], k[6], k[7]);
+	ksft_print_msg("receivers: %lu halts, %lu masked, %lu TPR raises, %lu late EOIs\n",
+		       halts, masked, tpr, late);
+	for (j = 0; j < NR_DISTURBANCES; j++)
+		ksft_print_msg("host: %s %lu times\n", dis_names[j], d[j]);
+}
+
+/* Guest memory the host reads and writes in place, checked contiguous. */
+static void *guest_hva(void *gva, size_t size)
+{
+	uint8_t *start = addr_gva2hva(vm, (vm_vaddr_t)gva);
+	uint8_t *last = addr_gva2hva(vm, (vm_vaddr_t)gva + size - 1);
+
+	TEST_ASSERT(last - start == size - 1, "guest data not contiguous in host memory");
+	return start;
+}
+
+static void setup_vm(unsigned int seed, unsigned int ops)
+{
+	struct sigaction sa = { .sa_handler = kick_handler };
+	char desc[128];
+	unsigned int i;
+
+	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	vm = vm_create(nr_vcpus);
+	for (i = 0; i < nr_vcpus; i++) {
+		ctl[i].vcpu = vm_vcpu_add(vm, x2apic_id_of(i), guest_main);
+		vcpu_args_set(ctl[i].vcpu, 1, i);
+		ctl[i].seed = seed + i;
+	}
+	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi);
+	vm_install_exception_handler(vm, TIMER_VECTOR, guest_timer_isr);
+	vm_install_exception_handler(vm, SPURIOUS_VECTOR, guest_spurious_isr);
+	for (i = 0; i < nr_vcpus; i++)
+		vm_install_exception_handler(vm, SENDER_VECTOR(i), guest_ipi_isr);
+	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
+
+	host_params = guest_hva(&params, sizeof(params));
+	host_mbox = guest_hva(&mbox, sizeof(mbox));
+	host_counts = guest_hva(counts, sizeof(counts));
+	host_params->nr_vcpus = nr_vcpus;
+	host_params->ops = ops;
+	host_params->seed = seed;
+	host_params->platform = ipi_platform_probe();
+	host_params->wait_tsc = (uint64_t)__vcpu_ioctl(ctl[0].vcpu, KVM_GET_TSC_KHZ, NULL) *
+				1000 * WAIT_SECONDS;
+	for (i = 0; i < nr_vcpus; i++) {
+		host_params->apic_ids[i] = x2apic_id_of(i);
+		host_params->index_of_id[x2apic_id_of(i)] = i;
+	}
+
+	/* Stats fds first: they cannot be had while a vCPU runs. */
+	have_stat = true;
+	for (i = 0; i < nr_vcpus; i++)
+		have_stat &= vcpu_stat_open(ctl[i].vcpu, ICR_FASTPATH_STAT, &ctl[i].hits);
+	ipi_platform_describe(&host_params->platform, desc, sizeof(desc));
+	ksft_print_msg("%u vCPUs, %u operations each per epoch, seed %u; platform: %s, stat %s\n",
+		       nr_vcpus, ops, seed, desc, have_stat ? ICR_FASTPATH_STAT : "absent");
+
+	sem_init(&parked, 0, 0);
+	for (i = 0; i < nr_vcpus; i++) {
+		sem_init(&ctl[i].go, 0, 0);
+		pthread_create(&ctl[i].thread, NULL, vcpu_thread, &ctl[i]);
+	}
+}
+
+static void run_epoch(int n)
+{
+	const struct epoch *e = &epochs[n];
+	uint64_t changes = READ_ONCE(state_changes);
+	struct snapshot before;
+	unsigned int i;
+
+	if (!e->chaos) {
+		settle(e->settle, host_params);
+		for (i = 0; i < nr_vcpus; i++)
+			clear_interrupts(ctl[i].vcpu);
+	}
+	memset(host_mbox, 0, sizeof(*host_mbox));
+	host_params->chaos = e->chaos;
+	host_params->seed += 1000;
+	take_snapshot(&before);
+
+	run_all(n > 0, e->name);
+
+	if (e->chaos) {
+		report_chaos(n, READ_ONCE(state_changes) - changes);
+	} else {
+		check_delivery(n, &before);
+		check_path(n, &before);
+	}
+}
+
+int main(int argc, char *argv[])
+{
+	unsigned int seed = guest_random_seed, ops = DEFAULT_OPS, i;
+	int opt, n, points = 0;
+
+	while ((opt = getopt(argc, argv, "v:o:s:")) != -1) {
+		switch (opt) {
+		case 'v':
+			nr_vcpus = atoi_positive("vCPUs", optarg);
+			TEST_ASSERT(nr_vcpus <= MAX_VCPUS, "at most %d vCPUs", MAX_VCPUS);
+			break;
+		case 'o':
+			ops = atoi_positive("operations", optarg);
+			break;
+		case 's':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			exit(KSFT_FAIL);
+		}
+	}
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_GET_TSC_KHZ));
+
+	for (n = 0; n < ARRAY_SIZE(epochs); n++)
+		points += epochs[n].chaos ? 1 : 2;
+	ksft_print_header();
+	ksft_set_plan(points);
+	srandom(seed);
+	setup_vm(seed, ops);
+	run_all(false, "starting");
+
+	for (n = 0; n < ARRAY_SIZE(epochs); n++)
+		run_epoch(n);
+	report_load();
+
+	host_params->exit = true;
+	run_all(false, "exiting");
+	for (i = 0; i < nr_vcpus; i++) {
+		TEST_ASSERT(ctl[i].done, "vCPU %u did not finish", i);
+		pthread_join(ctl[i].thread, NULL);
+		if (have_stat)
+			vcpu_stat_close(&ctl[i].hits);
+	}
+	kvm_vm_free(vm);
+	ksft_finished();
+}
