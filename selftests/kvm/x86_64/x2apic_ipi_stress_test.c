@@ -48,7 +48,7 @@
 
 #define MAX_VCPUS		16
 #define DEFAULT_VCPUS		8
-#define DEFAULT_OPS		100	/* per vCPU and epoch */
+#define DEFAULT_OPS		60	/* per vCPU and epoch */
 #define SENDER_VECTOR(s)	(0x40 + (s) * 8)	/* classes 4 to 0xb */
 #define TIMER_VECTOR		0xe0	/* ends every halt */
 #define SPURIOUS_VECTOR		0xff
