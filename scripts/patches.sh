@@ -94,6 +94,16 @@ receivers' interrupt and NMI handlers:
    every vCPU must see the same.
  - x2apic_fastpath_irqchip_test: a split irqchip keeps the fastpath, a
    VM without an in-kernel LAPIC never takes it.
+ - x2apic_icr_hostile_test: malformed ICR values (each reserved bit,
+   vectors 0-15, delivery modes 3 and 7, level de-asserts, destinations
+   no vCPU has) written by the guest, with KVM_SET_MSRS and with
+   KVM_SET_LAPIC: #GP exactly where the SDM says, the outcome it says,
+   and the same outcome, value by value, with the fastpath on and off.
+ - x2apic_ipi_stress_test: 8 vCPUs send random streams of every kind of
+   IPI while they halt, mask, raise the TPR and EOI late, and while the
+   host pauses them and, in chaos epochs, switches their APIC modes and
+   IDs; every IPI is announced to its targets, so a lost, duplicated or
+   misdirected one is seen, and the stats must match the oracle.
  - x2apic_ipi_bench: ICR write cost and IPI latency with the fastpath on
    and off (built, not run by default).
 

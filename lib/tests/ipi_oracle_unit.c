@@ -70,12 +70,26 @@ static const struct oracle_case cases[] = {
 	{ "init physical", INIT | ASSERT | DEST(1), 0, false, IPI_FATE_EACH, 0x2 },
 	{ "init level de-assert sends nothing", INIT | LEVEL | SH_ALL, 0, false, IPI_FATE_EACH, 0 },
 	{ "startup physical", SIPI | ASSERT | DEST(17) | 0x9f, 0, false, IPI_FATE_EACH, 0x8 },
-	{ "fixed vector 15 is illegal", FIXED | ASSERT | DEST(1) | 0x0f, 0, true, IPI_FATE_UNDEFINED, 0 },
+	/* illegal vectors are discarded by every receiver: nothing arrives */
+	{ "fixed vector 15 is illegal", FIXED | ASSERT | DEST(1) | 0x0f, 0, true, IPI_FATE_EACH, 0 },
+	{ "fixed vector 0 to all is illegal", FIXED | ASSERT | SH_ALL, 0, false, IPI_FATE_EACH, 0 },
+	{ "lowest-priority vector 2 is illegal", LOWEST | ASSERT | LOGICAL | DEST(0x3) | 0x02, 0, false, IPI_FATE_EACH, 0 },
+	{ "nmi ignores its vector field", NMI | ASSERT | DEST(1) | 0x02, 0, false, IPI_FATE_EACH, 0x2 },
+	/* level de-assert: ignored on P6, level flag meaningless on xAPIC */
+	{ "fixed level de-assert", FIXED | LEVEL | DEST(1) | 0x40, 0, true, IPI_FATE_UNDEFINED, 0 },
+	{ "nmi level de-assert", NMI | LEVEL | DEST(1), 0, false, IPI_FATE_UNDEFINED, 0 },
+	{ "init level de-assert, physical", INIT | LEVEL | DEST(1), 0, false, IPI_FATE_EACH, 0 },
+	{ "fixed edge, level flag clear", FIXED | DEST(1) | 0x40, 0, true, IPI_FATE_EACH, 0x2 },
+	/* destinations beyond any vCPU */
+	{ "fixed physical 0xfffffffe is nobody", FIXED | ASSERT | DEST(0xfffffffeU) | 0x40, 0, true, IPI_FATE_EACH, 0 },
+	{ "fixed logical, absent cluster", FIXED | ASSERT | LOGICAL | DEST(0xffff0001U) | 0x40, 0, false, IPI_FATE_EACH, 0 },
 	{ "reserved delivery mode", RSVD_DM | ASSERT | DEST(1) | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
 	{ "extint by IPI", EXTINT | ASSERT | DEST(1) | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
 	{ "reserved bit 13", FIXED | ASSERT | (1ULL << 13) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
 	{ "reserved bit 17", FIXED | ASSERT | (1ULL << 17) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
 	{ "reserved bit 31", FIXED | ASSERT | (1ULL << 31) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
+	{ "reserved bit 16 with an illegal vector", FIXED | ASSERT | (1ULL << 16) | DEST(1) | 0x01, 0, false, IPI_FATE_GP, 0 },
+	{ "reserved bit 20 in a level de-assert", INIT | LEVEL | (1ULL << 20) | DEST(1), 0, false, IPI_FATE_GP, 0 },
 	{ "bit 12 is not modelled as reserved", FIXED | ASSERT | ICR_DELIVERY_STATUS | DEST(1) | 0x40, 0, true, IPI_FATE_EACH, 0x2 },
 };
 
@@ -151,6 +165,17 @@ static void check_case(const struct oracle_case *c)
 	report(ok, "oracle: ", c->what);
 }
 
+static void check_illegal_vector(void)
+{
+	bool ok = icr_illegal_vector(FIXED | ASSERT | DEST(1) | 0x0f) &&
+		  icr_illegal_vector(LOWEST | ASSERT | SH_ALLBUT) &&
+		  !icr_illegal_vector(FIXED | ASSERT | DEST(1) | 0x10) &&
+		  !icr_illegal_vector(NMI | ASSERT | DEST(1)) &&
+		  !icr_illegal_vector(INIT | LEVEL | DEST(1));
+
+	report(ok, "", "illegal vectors: fixed and lowest-priority below 16 only");
+}
+
 static void check_xapic_case(const struct oracle_case *c)
 {
 	struct ipi_expectation e = ipi_expect_xapic(c->icr, c->sender, ids, flat_ldr, NR_VCPUS);
@@ -199,7 +224,7 @@ int main(void)
 	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
 	unsigned int i;
 
-	printf("TAP version 13\n1..%u\n", nr_cases + nr_xapic + nr_formats + 1);
+	printf("TAP version 13\n1..%u\n", nr_cases + nr_xapic + nr_formats + 2);
 	for (i = 0; i < nr_cases; i++)
 		check_case(&cases[i]);
 	for (i = 0; i < nr_xapic; i++)
@@ -207,6 +232,7 @@ int main(void)
 	for (i = 0; i < nr_formats; i++)
 		check_format(&formats[i]);
 	check_round_trip();
+	check_illegal_vector();
 	printf("# Totals: pass:%u fail:%u\n", test_nr - failures, failures);
 	return failures ? 1 : 0;
 }

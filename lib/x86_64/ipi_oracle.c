@@ -94,6 +94,19 @@ int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p)
 	return p->ipi_virtualized ? -1 : 1;
 }
 
+static bool vector_illegal(const struct icr *icr)
+{
+	return (icr->mode == ICR_DM_FIXED || icr->mode == ICR_DM_LOWEST) &&
+	       icr->vector < 16;
+}
+
+bool icr_illegal_vector(uint64_t raw)
+{
+	struct icr icr = icr_decode(raw);
+
+	return vector_illegal(&icr);
+}
+
 /*
  * The SDM's table of valid ICR combinations; everything else is "invalid",
  * i.e. architecturally undefined, and tests must not expect any outcome.
@@ -105,8 +118,12 @@ static bool icr_combination_valid(const struct icr *icr)
 	if (icr->mode == ICR_DM_RESERVED || icr->mode == ICR_DM_EXTINT)
 		return false;
 
-	/* Vectors 0-15 are illegal for interrupts: a "send illegal vector" error. */
-	if (fixed_like && icr->vector < 16)
+	/*
+	 * A level-triggered de-assert other than INIT's: the P6 table ignores
+	 * it, while for the xAPIC and x2APIC the level flag has no meaning
+	 * and is always issued as 1.  The SDM gives two answers: undefined.
+	 */
+	if (icr->level_trigger && !icr->level_assert)
 		return false;
 
 	switch (icr->shorthand) {
@@ -161,6 +178,13 @@ static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
 		e.fate = IPI_FATE_UNDEFINED;
 		return e;
 	}
+	/*
+	 * Vectors 0-15 are illegal: the sender logs "send illegal vector" in
+	 * its ESR, and an APIC that receives one logs "receive illegal vector"
+	 * and never sets IRR bits 0-15, so nothing is delivered.
+	 */
+	if (vector_illegal(icr))
+		return e;
 
 	switch (icr->shorthand) {
 	case ICR_SH_SELF:

@@ -78,6 +78,16 @@ uint64_t icr_encode(const struct icr *icr);
  */
 int icr_format(uint64_t raw, char *buf, size_t size);
 
+/*
+ * A fixed or lowest-priority IPI with a vector below 16: the SDM's "illegal
+ * vector" ("Valid Interrupt Vectors", "Error Handling"): the sender's ESR
+ * records "send illegal vector", and no APIC accepts it, so nothing is
+ * delivered.
+ */
+#define ESR_SEND_ILLEGAL_VECTOR	0x20
+
+bool icr_illegal_vector(uint64_t raw);
+
 /* The rule of the fastpath patch: fixed, physical, no shorthand, not 0xffffffff. */
 bool icr_fastpath_eligible(uint64_t raw);
 
@@ -101,6 +111,10 @@ enum ipi_fate {
 	IPI_FATE_UNDEFINED,	/* the SDM calls the combination invalid */
 };
 
+/*
+ * IPI_FATE_EACH with no targets: nothing is delivered, e.g. for an INIT
+ * level de-assert, an illegal vector or a destination no vCPU has.
+ */
 struct ipi_expectation {
 	enum ipi_fate fate;
 	uint64_t targets;	/* bit i: vCPU i (index into x2apic_ids) */

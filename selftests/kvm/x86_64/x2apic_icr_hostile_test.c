@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Malformed x2APIC ICR values, written by the guest and by the host.  Each
+ * value of a table of hostile ones (reserved bits, vectors 0-15, the
+ * reserved and ExtINT delivery modes, level de-asserts, destinations no vCPU
+ * has) reaches the ICR of vCPU 0 in three ways:
+ *
+ *  - a guest WRMSR that catches #GP: the fault, the ICR read back, the
+ *    fastpath stat's rise and what every vCPU handled must be what the
+ *    oracle (ipi_oracle.h) says;
+ *  - the host's KVM_SET_MSRS: KVM treats it as the guest's write without the
+ *    fault, i.e. it is refused exactly where the guest's must fault, and
+ *    otherwise sends the same IPI, never through the fastpath;
+ *  - the host's KVM_SET_LAPIC (ICR at 0x300, ICR2 at 0x310): a state
+ *    restore, which stores the value as it is and sends nothing.
+ *
+ * The table runs twice, each time on a fresh VM, with kvm.x2apic_icr_fastpath
+ * on and off, and every write must have had the same outcome both times.
+ * Where the SDM has no answer (reserved and ExtINT modes, level de-asserts
+ * other than INIT's) that sameness is all that is required.
+ *
+ * One vCPU runs at a time, on the main thread.  While one writes, the others
+ * are parked in the host, so what the write sends stays pending in their
+ * local APICs.  Then each vCPU in turn gets a fence interrupt from the host
+ * (KVM_SIGNAL_MSI, not an ICR write) and runs with interrupts enabled until
+ * it has handled it.  The fence has the lowest priority class in use and
+ * NMIs outrank all interrupts, so by then it has handled everything that was
+ * pending for it.  Nothing halts, and every guest wait is bounded.
+ */
+#include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
+#include "host_msi.h"
+#include "ipi_oracle.h"
+#include "ipi_platform.h"
+#include "vcpu_stats.h"
+
+#define NR_VCPUS	3
+#define SENDER		0	/* the vCPU whose ICR is written */
+#define FENCE_VECTOR	0x20	/* lowest priority class in use */
+#define TEST_VECTOR	0xb0
+#define FIRST_IRQ	0x20	/* interrupts below are exceptions: never counted */
+#define FENCE_SPINS	10000000
+#define APIC_ESR	0x280
+#define ICR_MSR		(APIC_BASE_MSR + (APIC_ICR >> 4))
+#define MAX_VALUES	160
+
+/* vCPU 0 writes; ID 1 is in its logical cluster, ID 16 in cluster 1. */
+static const uint32_t apic_ids[NR_VCPUS] = { 0, 1, 16 };
+
+enum { OP_SEND, OP_DRAIN };
+
+/* Host -> guest, written while every vCPU is parked. */
+static uint32_t guest_op[NR_VCPUS];
+static uint32_t fences_sent[NR_VCPUS];
+static uint64_t icr_to_write;
+static uint8_t index_of_id[32];
+
+/* Guest -> host. */
+struct guest_obs {
+	uint32_t irqs[256];	/* interrupts handled, per vector */
+	uint32_t nmis;
+	uint32_t fault;		/* vector raised by the last ICR write, or 0 */
+	uint64_t readback;	/* the ICR right after it */
+	uint32_t esr;		/* the errors it logged */
+};
+
+static struct guest_obs obs[NR_VCPUS];
+
+static uint32_t self_index(void)
+{
+	return index_of_id[x2apic_read_reg(APIC_ID) & 31];
+}
+
+static void guest_isr(struct ex_regs *regs)
+{
+	uint32_t me = self_index();
+
+	WRITE_ONCE(obs[me].irqs[regs->vector], obs[me].irqs[regs->vector] + 1);
+	x2apic_write_reg(APIC_EOI, 0);
+}
+
+static void guest_nmi(struct ex_regs *regs)
+{
+	uint32_t me = self_index();
+
+	WRITE_ONCE(obs[me].nmis, obs[me].nmis + 1);
+}
+
+static void guest_send(uint32_t me)
+{
+	/* An ESR write latches the errors logged since the previous one. */
+	x2apic_write_reg(APIC_ESR, 0);
+	obs[me].fault = x2apic_write_reg_safe(APIC_ICR, READ_ONCE(icr_to_write));
+	obs[me].readback = x2apic_read_reg(APIC_ICR);
+	x2apic_write_reg(APIC_ESR, 0);
+	obs[me].esr = x2apic_read_reg(APIC_ESR);
+}
+
+/* Handle what is pending, up to the host's latest fence. */
+static void guest_drain(uint32_t me)
+{
+	uint32_t want = READ_ONCE(fences_sent[me]);
+	uint32_t spins = 0;
+
+	asm volatile("sti");
+	while (READ_ONCE(obs[me].irqs[FENCE_VECTOR]) < want && ++spins < FENCE_SPINS)
+		cpu_relax();
+	asm volatile("cli");
+}
+
+static void guest_main(uint32_t me)
+{
+	x2apic_enable();
+	for (;;) {
+		GUEST_SYNC(me);
+		if (READ_ONCE(guest_op[me]) == OP_SEND)
+			guest_send(me);
+		else
+			guest_drain(me);
+	}
+}
+
+/* ---- the table */
+
+enum hostile_class {
+	CLASS_RSVD_13,
+	CLASS_RSVD_16_17,
+	CLASS_RSVD_20_31,
+	CLASS_VECTOR_FIXED,
+	CLASS_VECTOR_LOWEST,
+	CLASS_DM_RESERVED,
+	CLASS_DM_EXTINT,
+	CLASS_DEASSERT,
+	CLASS_ABSENT,
+	CLASS_CONTROL,
+	NR_CLASSES
+};
+
+static const char * const class_names[NR_CLASSES] = {
+	[CLASS_RSVD_13] = "reserved bit 13",
+	[CLASS_RSVD_16_17] = "reserved bits 16-17",
+	[CLASS_RSVD_20_31] = "reserved bits 20-31",
+	[CLASS_VECTOR_FIXED] = "fixed, vectors 0-15",
+	[CLASS_VECTOR_LOWEST] = "lowest-priority, vectors 0-15",
+	[CLASS_DM_RESERVED] = "reserved delivery mode",
+	[CLASS_DM_EXTINT] = "ExtINT delivery mode",
+	[CLASS_DEASSERT] = "level de-assert",
+	[CLASS_ABSENT] = "destination beyond any vCPU",
+	[CLASS_CONTROL] = "well-formed (control)",
+};
+
+struct hostile_value {
+	uint64_t icr;
+	enum hostile_class class;
+};
+
+static struct hostile_value values[MAX_VALUES];
+static unsigned int nr_values;
+
+static void add(enum hostile_class class, const struct icr *icr)
+{
+	TEST_ASSERT(nr_values < MAX_VALUES, "more than %d values", MAX_VALUES);
+	values[nr_values].icr = icr_encode(icr);
+	values[nr_values].class = class;
+	nr_values++;
+}
+
+/* Fixed, physical, to ID 1: what the fastpath takes, were it not hostile. */
+static const struct icr eligible = {
+	.mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .level_assert = true, .dest = 1,
+};
+
+/* Variations that the fastpath declines anyway. */
+static const struct icr slow_bases[] = {
+	{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .level_assert = true,
+	  .logical = true, .dest = 0x2 },
+	{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .level_assert = true,
+	  .shorthand = ICR_SH_ALL_BUT_SELF },
+	{ .mode = ICR_DM_NMI, .level_assert = true, .dest = 16 },
+};
+
+/* Reserved bits one by one on an eligible IPI, each field whole on others. */
+static void add_reserved(void)
+{
+	static const struct {
+		enum hostile_class class;
+		uint64_t mask;
+	} fields[] = {
+		{ CLASS_RSVD_13, 1ULL << 13 },
+		{ CLASS_RSVD_16_17, 3ULL << 16 },
+		{ CLASS_RSVD_20_31, 0xfffULL << 20 },
+	};
+	struct icr icr;
+	int f, b, i;
+
+	for (f = 0; f < ARRAY_SIZE(fields); f++) {
+		for (b = 13; b < 32; b++) {
+			if (!(fields[f].mask & (1ULL << b)))
+				continue;
+			icr = eligible;
+			icr.reserved = 1ULL << b;
+			add(fields[f].class, &icr);
+		}
+		for (i = 0; i < ARRAY_SIZE(slow_bases); i++) {
+			icr = slow_bases[i];
+			icr.reserved = fields[f].mask;
+			add(fields[f].class, &icr);
+		}
+	}
+	/* The fault must win over an illegal vector. */
+	icr = eligible;
+	icr.vector = 0x0f;
+	icr.reserved = 1ULL << 13;
+	add(CLASS_RSVD_13, &icr);
+}
+
+/*
+ * Vectors 0-15, fixed and lowest-priority: each to ID 1 physically, a few
+ * logically, by shorthand and to the broadcast ID.
+ */
+static void add_illegal_vectors(void)
+{
+	static const uint8_t some[] = { 0x00, 0x02, 0x0f };
+	static const struct icr dests[] = {
+		{ .logical = true, .dest = 0x3 },	/* IDs 0 and 1 */
+		{ .logical = true, .dest = 0x10001 },	/* ID 16 */
+		{ .shorthand = ICR_SH_SELF },
+		{ .shorthand = ICR_SH_ALL },
+		{ .shorthand = ICR_SH_ALL_BUT_SELF },
+		{ .dest = X2APIC_BROADCAST },
+	};
+	static const enum icr_delivery_mode modes[] = { ICR_DM_FIXED, ICR_DM_LOWEST };
+	static const enum hostile_class classes[] = {
+		CLASS_VECTOR_FIXED, CLASS_VECTOR_LOWEST
+	};
+	struct icr icr;
+	int m, v, d;
+
+	for (m = 0; m < ARRAY_SIZE(modes); m++) {
+		for (v = 0; v < 16; v++) {
+			icr = eligible;
+			icr.mode = modes[m];
+			icr.vector = v;
+			add(classes[m], &icr);
+		}
+		for (d = 0; d < ARRAY_SIZE(dests); d++) {
+			for (v = 0; v < ARRAY_SIZE(some); v++) {
+				icr = dests[d];
+				icr.mode = modes[m];
+				icr.vector = some[v];
+				icr.level_assert = true;
+				add(classes[m], &icr);
+			}
+		}
+	}
+}
+
+/* Delivery modes 3 (reserved) and 7 (ExtINT, not one for IPIs). */
+static void add_odd_modes(void)
+{
+	static const struct icr dests[] = {
+		{ .dest = 1 },
+		{ .dest = 0 },				/* the sender itself */
+		{ .dest = 2 },				/* nobody */
+		{ .logical = true, .dest = 0x10001 },
+		{ .shorthand = ICR_SH_ALL_BUT_SELF },
+		{ .dest = X2APIC_BROADCAST },
+	};
+	struct icr icr;
+	int d;
+
+	for (d = 0; d < ARRAY_SIZE(dests); d++) {
+		icr = dests[d];
+		icr.vector = TEST_VECTOR;
+		icr.level_assert = true;
+		icr.mode = ICR_DM_RESERVED;
+		add(CLASS_DM_RESERVED, &icr);
+		icr.mode = ICR_DM_EXTINT;
+		add(CLASS_DM_EXTINT, &icr);
+	}
+}
+
+/* Level-triggered with the level flag clear; and an edge one the same way. */
+static void add_deasserts(void)
+{
+	static const struct icr deasserts[] = {
+		{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .dest = 1 },
+		{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .logical = true, .dest = 0x2 },
+		{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .shorthand = ICR_SH_ALL_BUT_SELF },
+		{ .mode = ICR_DM_LOWEST, .vector = TEST_VECTOR, .dest = 16 },
+		{ .mode = ICR_DM_NMI, .dest = 16 },
+		{ .mode = ICR_DM_INIT, .dest = 1 },
+		{ .mode = ICR_DM_INIT, .logical = true, .dest = 0x10001 },
+		{ .mode = ICR_DM_INIT, .shorthand = ICR_SH_ALL_BUT_SELF },
+	};
+	struct icr icr;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(deasserts); i++) {
+		icr = deasserts[i];
+		icr.level_trigger = true;
+		add(CLASS_DEASSERT, &icr);
+	}
+	icr = eligible;
+	icr.level_assert = false;
+	add(CLASS_DEASSERT, &icr);
+}
+
+/* Physical IDs and logical clusters that no vCPU has. */
+static void add_absent(void)
+{
+	static const uint32_t phys[] = { 2, 0xf, 0xff, 0x100, 0xfffffffe };
+	static const uint32_t logical[] = { 0x20, 0x20001, 0xffff0001, 0xfffeffff };
+	static const enum icr_delivery_mode modes[] = {
+		ICR_DM_FIXED, ICR_DM_LOWEST, ICR_DM_NMI, ICR_DM_INIT
+	};
+	struct icr icr = { .vector = TEST_VECTOR, .level_assert = true };
+	int m, i;
+
+	for (m = 0; m < ARRAY_SIZE(modes); m++) {
+		icr.mode = modes[m];
+		icr.logical = false;
+		for (i = 0; i < ARRAY_SIZE(phys); i++) {
+			/* Fixed to each ID; the other modes to the farthest. */
+			if (m && i != ARRAY_SIZE(phys) - 1)
+				continue;
+			icr.dest = phys[i];
+			add(CLASS_ABSENT, &icr);
+		}
+		icr.logical = true;
+		for (i = 0; i < ARRAY_SIZE(logical); i++) {
+			if (m && i != 1)
+				continue;
+			icr.dest = logical[i];
+			add(CLASS_ABSENT, &icr);
+		}
+	}
+}
+
+/* Well-formed IPIs: they show that the checks see what is delivered. */
+static void add_controls(void)
+{
+	struct icr icr = eligible;
+
+	add(CLASS_CONTROL, &icr);
+	icr.logical = true;
+	icr.dest = 0x10001;
+	add(CLASS_CONTROL, &icr);
+	icr = slow_bases[ARRAY_SIZE(slow_bases) - 1];	/* NMI */
+	add(CLASS_CONTROL, &icr);
+}
+
+/* ---- the host */
+
+enum way { BY_GUEST, BY_SET_MSRS, BY_SET_LAPIC, NR_WAYS };
+
+static const char * const way_names[NR_WAYS] = {
+	[BY_GUEST] = "guest WRMSR",
+	[BY_SET_MSRS] = "host KVM_SET_MSRS",
+	[BY_SET_LAPIC] = "host KVM_SET_LAPIC",
+};
+
+/* What one write did. */
+struct outcome {
+	uint64_t before;	/* the ICR before the write */
+	uint64_t readback;	/* and after it (guest RDMSR or KVM_GET_MSRS) */
+	uint64_t lapic_icr;	/* KVM_GET_LAPIC's ICR2:ICR after KVM_SET_LAPIC */
+	uint64_t hits;		/* the fastpath stat's rise: not compared */
+	int result;		/* guest: the fault vector; host: the ioctl's */
+	uint32_t esr;		/* guest only */
+	uint32_t got[NR_VCPUS];	/* the IPI handled, per vCPU (NMIs for NMI) */
+	uint32_t stray;		/* every other interrupt or NMI handled */
+};
+
+enum { RUN_ON, RUN_OFF, NR_RUNS };
+static const char * const run_labels[NR_RUNS] = { "fastpath on: ", "fastpath off: " };
+
+static struct outcome outcomes[NR_RUNS][MAX_VALUES][NR_WAYS];
+
+static struct kvm_vm *vm;
+static struct kvm_vcpu *vcpus[NR_VCPUS];
+static struct guest_obs *host_obs;
+static uint32_t *host_op, *host_fences;
+static uint64_t *host_icr;
+static struct vcpu_stat hits;
+static struct ipi_platform platform;
+
+static void *guest_hva(void *gva, size_t size)
+{
+	uint8_t *start = addr_gva2hva(vm, (vm_vaddr_t)gva);
+
+	TEST_ASSERT((uint8_t *)addr_gva2hva(vm, (vm_vaddr_t)gva + size - 1) ==
+		    start + size - 1, "guest data not contiguous in the host");
+	return start;
+}
+
+/* Run vCPU @i to its next GUEST_SYNC; it never halts, so this returns. */
+static void run_to_sync(int i)
+{
+	struct ucall uc;
+
+	vcpu_run(vcpus[i]);
+	switch (get_ucall(vcpus[i], &uc)) {
+	case UCALL_SYNC:
+		return;
+	case UCALL_ABORT:
+		REPORT_GUEST_ASSERT(uc);
+	default:
+		TEST_FAIL("vCPU 0x%x: unexpected exit %s", apic_ids[i],
+			  exit_reason_str(vcpus[i]->run->exit_reason));
+	}
+}
+
+/*
+ * An INIT would reset the parked vCPU, which would then wait for a SIPI
+ * forever: stop with the reason instead (getting the MP state makes KVM
+ * take a pending INIT).
+ */
+static void assert_not_reset(int i, uint64_t icr)
+{
+	struct kvm_mp_state mp;
+	struct kvm_sregs sregs;
+
+	vcpu_mp_state_get(vcpus[i], &mp);
+	vcpu_sregs_get(vcpus[i], &sregs);
+	TEST_ASSERT(mp.mp_state == KVM_MP_STATE_RUNNABLE && sregs.cs.selector != 0xf000,
+		    "ICR 0x%lx sent an INIT to vCPU 0x%x (MP state %u, CS 0x%x)",
+		    icr, apic_ids[i], mp.mp_state, sregs.cs.selector);
+}
+
+/* Every vCPU handles what the write left pending; count what each handled. */
+static void drain_all(uint64_t icr, struct outcome *o)
+{
+	struct icr d = icr_decode(icr);
+	bool nmi = d.mode == ICR_DM_NMI;
+	struct guest_obs before[NR_VCPUS];
+	int i, v;
+
+	memcpy(before, host_obs, sizeof(before));
+	for (i = 0; i < NR_VCPUS; i++) {
+		if (d.mode == ICR_DM_INIT)
+			assert_not_reset(i, icr);
+		host_msi_send(vm, apic_ids[i], FENCE_VECTOR);
+		host_fences[i]++;
+		host_op[i] = OP_DRAIN;
+		run_to_sync(i);
+		TEST_ASSERT(host_obs[i].irqs[FENCE_VECTOR] == host_fences[i],
+			    "vCPU 0x%x handled %u fences of %u (ICR 0x%lx)", apic_ids[i],
+			    host_obs[i].irqs[FENCE_VECTOR], host_fences[i], icr);
+	}
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		uint32_t nmis = host_obs[i].nmis - before[i].nmis;
+
+		for (v = FIRST_IRQ; v < 256; v++) {
+			uint32_t n = host_obs[i].irqs[v] - before[i].irqs[v];
+
+			if (v == FENCE_VECTOR)
+				continue;
+			if (!nmi && v == d.vector)
+				o->got[i] += n;
+			else
+				o->stray += n;
+		}
+		if (nmi)
+			o->got[i] += nmis;
+		else
+			o->stray += nmis;
+	}
+}
+
+static uint64_t hits_now(void)
+{
+	return vcpu_stat_read(&hits);
+}
+
+static void write_by_guest(uint64_t icr, struct outcome *o)
+{
+	uint64_t start = hits_now();
+
+	*host_icr = icr;
+	host_op[SENDER] = OP_SEND;
+	run_to_sync(SENDER);
+	o->hits = hits_now() - start;
+	o->result = host_obs[SENDER].fault;
+	o->readback = host_obs[SENDER].readback;
+	o->esr = host_obs[SENDER].esr;
+}
+
+static void write_by_set_msrs(uint64_t icr, struct outcome *o)
+{
+	uint64_t start = hits_now();
+
+	o->result = _vcpu_set_msr(vcpus[SENDER], ICR_MSR, icr);
+	o->hits = hits_now() - start;
+	o->readback = vcpu_get_msr(vcpus[SENDER], ICR_MSR);
+}
+
+static uint32_t lapic_reg(struct kvm_lapic_state *s, unsigned int reg)
+{
+	uint32_t val;
+
+	memcpy(&val, &s->regs[reg], sizeof(val));
+	return val;
+}
+
+static void set_lapic_reg(struct kvm_lapic_state *s, unsigned int reg, uint32_t val)
+{
+	memcpy(&s->regs[reg], &val, sizeof(val));
+}
+
+/* In x2APIC mode userspace sees the ICR as ICR (low) and ICR2 (high). */
+static void write_by_set_lapic(uint64_t icr, struct outcome *o)
+{
+	uint64_t start = hits_now();
+	struct kvm_lapic_state s;
+
+	vcpu_ioctl(vcpus[SENDER], KVM_GET_LAPIC, &s);
+	set_lapic_reg(&s, APIC_ICR, icr);
+	set_lapic_reg(&s, APIC_ICR2, icr >> 32);
+	o->result = __vcpu_ioctl(vcpus[SENDER], KVM_SET_LAPIC, &s);
+	o->hits = hits_now() - start;
+	vcpu_ioctl(vcpus[SENDER], KVM_GET_LAPIC, &s);
+	o->lapic_icr = lapic_reg(&s, APIC_ICR) | (uint64_t)lapic_reg(&s, APIC_ICR2) << 32;
+	o->readback = vcpu_get_msr(vcpus[SENDER], ICR_MSR);
+}
+
+static void write_one(enum way way, uint64_t icr, struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->before = vcpu_get_msr(vcpus[SENDER], ICR_MSR);
+	if (way == BY_GUEST)
+		write_by_guest(icr, o);
+	else if (way == BY_SET_MSRS)
+		write_by_set_msrs(icr, o);
+	else
+		write_by_set_lapic(icr, o);
+	drain_all(icr, o);
+}
+
+/* ---- the checks */
+
+static bool received_nothing(const struct outcome *o)
+{
+	int i;
+
+	for (i = 0; i < NR_VCPUS; i++)
+		if (o->got[i])
+			return false;
+	return !o->stray;
+}
+
+static void format_got(const struct outcome *o, char *buf, size_t size)
+{
+	int i, n;
+
+	n = snprintf(buf, size, "{");
+	for (i = 0; i < NR_VCPUS; i++)
+		if (o->got[i])
+			n += snprintf(buf + n, size - n, "%s0x%x:%u", n > 1 ? "," : "",
+				      apic_ids[i], o->got[i]);
+	snprintf(buf + n, size - n, "}+%u stray", o->stray);
+}
+
+/* The x2APIC IDs of the vCPUs in @targets (bit i: vCPU i). */
+static void format_targets(uint64_t targets, char *buf, size_t size)
+{
+	int i, n;
+
+	n = snprintf(buf, size, "{");
+	for (i = 0; i < NR_VCPUS; i++)
+		if (targets & (1ULL << i))
+			n += snprintf(buf + n, size - n, "%s0x%x", n > 1 ? "," : "",
+				      apic_ids[i]);
+	snprintf(buf + n, size - n, "}");
+}
+
+/* Each vCPU in @targets handled the IPI once, nobody else anything. */
+static bool received_each(const struct outcome *o, uint64_t targets)
+{
+	int i;
+
+	for (i = 0; i < NR_VCPUS; i++)
+		if (o->got[i] != !!(targets & (1ULL << i)))
+			return false;
+	return !o->stray;
+}
+
+static bool received_one_of(const struct outcome *o, uint64_t targets)
+{
+	uint32_t total = 0;
+	int i;
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		if (o->got[i] && !(targets & (1ULL << i)))
+			return false;
+		total += o->got[i];
+	}
+	return total == 1 && !o->stray;
+}
+
+/* Who handled what, as the oracle says; an undefined outcome passes. */
+static bool received_as(const struct ipi_expectation *e, const struct outcome *o)
+{
+	switch (e->fate) {
+	case IPI_FATE_GP:
+		return received_nothing(o);
+	case IPI_FATE_EACH:
+		return received_each(o, e->targets);
+	case IPI_FATE_ONE_OF:
+		return received_one_of(o, e->targets);
+	default:
+		return true;
+	}
+}
+
+/* Append one reason to @why ("; "-separated). */
+static void __printf(3, 4) add_why(char *why, size_t size, const char *fmt, ...)
+{
+	size_t n = strlen(why);
+	va_list ap;
+
+	if (n + 2 >= size)
+		return;
+	if (n) {
+		memcpy(why + n, "; ", 2);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(why + n, size - n, fmt, ap);
+	va_end(ap);
+}
+
+/* Append "handled ..., want ..." to @why if the recipients are wrong. */
+static void check_received(const struct ipi_expectation *e, const struct outcome *o,
+			   char *why, size_t size)
+{
+	char got[64], want[64];
+
+	if (received_as(e, o))
+		return;
+	format_got(o, got, sizeof(got));
+	format_targets(e->targets, want, sizeof(want));
+	if (e->targets)
+		add_why(why, size, "handled %s, want %s %s", got,
+			ipi_fate_name(e->fate), want);
+	else
+		add_why(why, size, "handled %s, want nothing", got);
+}
+
+/* The guest's write: the SDM, through the oracle.  Sets @why if wrong. */
+static void check_guest(uint64_t icr, const struct outcome *o, char *why, size_t size)
+{
+	struct ipi_expectation e = ipi_expect(icr, SENDER, apic_ids, NR_VCPUS);
+	int want_hits = icr_expected_fastpath_hits(icr, &platform);
+	bool gp = e.fate == IPI_FATE_GP;
+
+	if (o->result != (gp ? GP_VECTOR : 0))
+		add_why(why, size, "fault 0x%x, want %s", o->result, gp ? "#GP" : "none");
+	if (o->readback != (gp ? o->before : icr))
+		add_why(why, size, "ICR 0x%lx, 0x%lx before", o->readback, o->before);
+	check_received(&e, o, why, size);
+	if (want_hits >= 0 && o->hits != (uint64_t)want_hits)
+		add_why(why, size, "fastpath +%lu, want +%d", o->hits, want_hits);
+}
+
+/*
+ * KVM_SET_MSRS: the guest's write without the fault.  Refused where that
+ * must fault, else stored and sent as the oracle says or, where it has no
+ * answer, as the guest's write of the value (@g) was.
+ */
+static void check_set_msrs(uint64_t icr, const struct outcome *o,
+			   const struct outcome *g, char *why, size_t size)
+{
+	struct ipi_expectation e = ipi_expect(icr, SENDER, apic_ids, NR_VCPUS);
+	bool gp = e.fate == IPI_FATE_GP;
+	char got[64], guest_got[64];
+
+	format_got(o, got, sizeof(got));
+	format_got(g, guest_got, sizeof(guest_got));
+	if (o->result != !gp)
+		add_why(why, size, "KVM_SET_MSRS set %d MSRs, want %d", o->result, !gp);
+	if (o->readback != (gp ? o->before : icr))
+		add_why(why, size, "ICR 0x%lx, 0x%lx before", o->readback, o->before);
+	check_received(&e, o, why, size);
+	if (e.fate == IPI_FATE_UNDEFINED &&
+	    (memcmp(o->got, g->got, sizeof(o->got)) || o->stray != g->stray))
+		add_why(why, size, "handled %s, after the guest's write %s", got, guest_got);
+	if (o->hits)
+		add_why(why, size, "fastpath +%lu, want +0", o->hits);
+}
+
+/* KVM_SET_LAPIC restores state: stored whatever it is, nothing sent. */
+static void check_set_lapic(uint64_t icr, const struct outcome *o, char *why, size_t size)
+{
+	char got[64];
+
+	format_got(o, got, sizeof(got));
+	if (o->result)
+		add_why(why, size, "KVM_SET_LAPIC returned %d", o->result);
+	if (o->lapic_icr != icr || o->readback != icr)
+		add_why(why, size, "KVM_GET_LAPIC reads 0x%lx, KVM_GET_MSRS 0x%lx",
+			o->lapic_icr, o->readback);
+	if (!received_nothing(o))
+		add_why(why, size, "it sent %s", got);
+	if (o->hits)
+		add_why(why, size, "fastpath +%lu, want +0", o->hits);
+}
+
+static void report_run(int run)
+{
+	unsigned int failed[NR_CLASSES][NR_WAYS] = {}, tried[NR_CLASSES] = {};
+	unsigned int no_esr = 0, illegal = 0, host_sent = 0, stored_rsvd = 0;
+	char text[128], why[256];
+	unsigned int v, c, w;
+
+	for (v = 0; v < nr_values; v++) {
+		uint64_t icr = values[v].icr;
+		struct outcome *o = outcomes[run][v];
+
+		tried[values[v].class]++;
+		for (w = 0; w < NR_WAYS; w++) {
+			why[0] = 0;
+			if (w == BY_GUEST)
+				check_guest(icr, &o[w], why, sizeof(why));
+			else if (w == BY_SET_MSRS)
+				check_set_msrs(icr, &o[w], &o[BY_GUEST], why, sizeof(why));
+			else
+				check_set_lapic(icr, &o[w], why, sizeof(why));
+			if (!why[0])
+				continue;
+			failed[values[v].class][w]++;
+			icr_format(icr, text, sizeof(text));
+			ksft_print_msg("MISMATCH %s%s %s: %s\n", run_labels[run],
+				       way_names[w], text, why);
+		}
+		if (icr_illegal_vector(icr) && !(icr & X2APIC_ICR_RESERVED)) {
+			illegal++;
+			no_esr += !(o[BY_GUEST].esr & ESR_SEND_ILLEGAL_VECTOR);
+		}
+		host_sent += o[BY_SET_MSRS].result == 1 && !received_nothing(&o[BY_SET_MSRS]);
+		stored_rsvd += (icr & X2APIC_ICR_RESERVED) && o[BY_SET_LAPIC].readback == icr;
+	}
+
+	ksft_print_msg("%s%u values; by KVM_SET_MSRS %u reached a vCPU\n",
+		       run_labels[run], nr_values, host_sent);
+	ksft_print_msg("%sKVM_SET_LAPIC stored %u with reserved bits\n",
+		       run_labels[run], stored_rsvd);
+	/* The SDM logs "send illegal vector"; KVM logs no ESR errors. */
+	if (no_esr)
+		ksft_print_msg("%s%u of %u illegal vectors not logged in the ESR\n",
+			       run_labels[run], no_esr, illegal);
+
+	for (c = 0; c < NR_CLASSES; c++)
+		for (w = 0; w < NR_WAYS; w++)
+			ksft_test_result(!failed[c][w], "%s%s: %s (%u values)\n",
+					 run_labels[run], class_names[c], way_names[w],
+					 tried[c]);
+}
+
+static bool same(const struct outcome *a, const struct outcome *b)
+{
+	return a->before == b->before && a->readback == b->readback &&
+	       a->lapic_icr == b->lapic_icr && a->result == b->result &&
+	       a->esr == b->esr && a->stray == b->stray &&
+	       !memcmp(a->got, b->got, sizeof(a->got));
+}
+
+/* Value by value and way by way, the fastpath switch changed nothing. */
+static void compare_runs(void)
+{
+	unsigned int differ[NR_CLASSES] = {}, tried[NR_CLASSES] = {};
+	char text[128], on[64], off[64];
+	unsigned int v, c, w;
+
+	for (v = 0; v < nr_values; v++) {
+		c = values[v].class;
+		for (w = 0; w < NR_WAYS; w++) {
+			struct outcome *a = &outcomes[RUN_ON][v][w];
+			struct outcome *b = &outcomes[RUN_OFF][v][w];
+
+			tried[c]++;
+			if (same(a, b))
+				continue;
+			differ[c]++;
+			icr_format(values[v].icr, text, sizeof(text));
+			format_got(a, on, sizeof(on));
+			format_got(b, off, sizeof(off));
+			ksft_print_msg("DIFFERS %s %s\n", way_names[w], text);
+			ksft_print_msg("  on / off: result %d / %d, ICR 0x%lx / 0x%lx\n",
+				       a->result, b->result, a->readback, b->readback);
+			ksft_print_msg("  on / off: ICR before 0x%lx / 0x%lx\n",
+				       a->before, b->before);
+			ksft_print_msg("  on / off: ESR 0x%x / 0x%x, handled %s / %s\n",
+				       a->esr, b->esr, on, off);
+		}
+	}
+	for (c = 0; c < NR_CLASSES; c++)
+		ksft_test_result(!differ[c], "%s: the same with the fastpath off (%u writes)\n",
+				 class_names[c], tried[c]);
+}
+
+/* A fresh VM; false if the kernel has no fastpath stat. */
+static bool create_vm(void)
+{
+	int i;
+
+	vm = vm_create(NR_VCPUS);
+	for (i = 0; i < NR_VCPUS; i++) {
+		vcpus[i] = vm_vcpu_add(vm, apic_ids[i], guest_main);
+		vcpu_args_set(vcpus[i], 1, i);
+		index_of_id[apic_ids[i]] = i;
+	}
+	sync_global_to_guest(vm, index_of_id);
+	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi);
+	for (i = FIRST_IRQ; i < 256; i++)
+		vm_install_exception_handler(vm, i, guest_isr);
+	host_obs = guest_hva(obs, sizeof(obs));
+	host_op = guest_hva(guest_op, sizeof(guest_op));
+	host_fences = guest_hva(fences_sent, sizeof(fences_sent));
+	host_icr = guest_hva(&icr_to_write, sizeof(icr_to_write));
+
+	/* Before the vCPU runs: its stats fd cannot be had while it does. */
+	if (!vcpu_stat_open(vcpus[SENDER], ICR_FASTPATH_STAT, &hits)) {
+		kvm_vm_free(vm);
+		return false;
+	}
+	platform = ipi_platform_probe();
+	for (i = 0; i < NR_VCPUS; i++)
+		run_to_sync(i);		/* in x2APIC mode, parked */
+	return true;
+}
+
+static void run_table(int run)
+{
+	char desc[128];
+	unsigned int v, w;
+
+	ipi_fastpath_switch_set(run == RUN_ON);
+	if (run != RUN_ON)
+		TEST_ASSERT(create_vm(), "the fastpath stat vanished");
+	ipi_platform_describe(&platform, desc, sizeof(desc));
+	ksft_print_msg("%splatform: %s\n", run_labels[run], desc);
+
+	for (v = 0; v < nr_values; v++)
+		for (w = 0; w < NR_WAYS; w++)
+			write_one(w, values[v].icr, &outcomes[run][v][w]);
+
+	vcpu_stat_close(&hits);
+	kvm_vm_free(vm);
+	report_run(run);
+}
+
+static void restore_fastpath_switch(void)
+{
+	ipi_fastpath_switch_set(true);
+}
+
+int main(void)
+{
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));
+	__TEST_REQUIRE(ipi_fastpath_switch_available(),
+		       "kernel has no kvm.%s switch", ICR_FASTPATH_SWITCH);
+
+	atexit(restore_fastpath_switch);
+	ipi_fastpath_switch_set(true);
+	if (!create_vm())
+		ksft_exit_skip("kernel has no %s stat\n", ICR_FASTPATH_STAT);
+
+	add_reserved();
+	add_illegal_vectors();
+	add_odd_modes();
+	add_deasserts();
+	add_absent();
+	add_controls();
+
+	ksft_print_header();
+	ksft_set_plan(NR_RUNS * NR_CLASSES * NR_WAYS + NR_CLASSES);
+	run_table(RUN_ON);
+	run_table(RUN_OFF);
+	compare_runs();
+	ksft_finished();
+}
