@@ -800,7 +800,7 @@ static void check_delivery(int n, const struct snapshot *before)
 		got = now[i].stray_nmis - was[i].stray_nmis;
 		strays += sent + got;
 		if (sent || got)
-			ksft_print_msg("epoch %d: vCPU %u took %lu IPIs, %lu NMIs never sent to it\n",
+			ksft_print_msg("epoch %d: vCPU %u took %lu IPIs, %lu NMIs unsent\n",
 				       n, i, sent, got);
 	}
 	ksft_test_result(!bad && !strays,
