@@ -7,20 +7,22 @@
 # each one, build what it touches with tinyconfig + configs/testbed.config:
 #
 #   a patch outside tools/      vmlinux (incremental: what the patch changed
-#                               and everything that depends on it)
+#                               and everything that depends on it), and
+#                               arch/x86/kvm/ with W=1 in a second O= dir
 #   a patch to the KVM selftests, the UAPI or the tools headers
 #                               make headers, then the tree's own
 #                               make -C tools/testing/selftests TARGETS=kvm
 #
 # A build fails on a compiler or linker warning too: the unpatched tree
-# builds warning-free with this configuration.
+# builds warning-free with this configuration, and so does arch/x86/kvm/,
+# the kernel patches' directory, with W=1 (not tried elsewhere: noise).
 #
 # Prints one line per check, "ok - NAME", "ok - NAME # SKIP" or "not ok -
 # NAME" followed by "#" lines (the end of the log and its path), which
 # scripts/unit.sh counts; exits non-zero on any failure.
 #
 # Under $BUILD/series: linux/ (the repository, base commit tagged "base"),
-# kbuild/ (O=), kselftest/ (selftests O=), logs/.  Reruns reuse all of it:
+# kbuild/ and kbuild-w1/ (O=), kselftest/ (selftests O=), logs/.  Reruns reuse all of it:
 # resetting to the base rewrites only the files the series touches, so only
 # those and what depends on them are rebuilt (through ccache, too).
 set -euo pipefail
@@ -29,6 +31,7 @@ set -euo pipefail
 SERIES=$BUILD/series
 REPO=$SERIES/linux
 SOUT=$SERIES/kbuild
+SOUT_W1=$SERIES/kbuild-w1	# the same configuration, for W=1 arch/x86/kvm/
 KSOUT=$SERIES/kselftest
 LOGS=$SERIES/logs
 GIT=(git -C "$REPO" -c user.name=series-check -c user.email=series-check@localhost
@@ -114,8 +117,11 @@ configure() {
 		return
 	fi
 	say "series: configuring: tinyconfig + configs/testbed.config"
-	rm -rf "$SOUT" "$KSOUT"
+	rm -rf "$SOUT" "$SOUT_W1" "$KSOUT"
 	testbed_config "$REPO" "$SOUT"
+	mkdir -p "$SOUT_W1"
+	cp "$SOUT/.config" "$SOUT_W1/.config"
+	make -s -C "$REPO" O="$SOUT_W1" olddefconfig >/dev/null
 	echo "$want" >"$SOUT/.kvmipi-config"
 }
 
@@ -134,7 +140,8 @@ built_clean() {
 }
 
 build_kernel() {
-	env "${KBUILD_ENV[@]}" make -s -C "$REPO" O="$SOUT" -j"$JOBS" CC="$CC" vmlinux
+	env "${KBUILD_ENV[@]}" make -s -C "$REPO" O="$SOUT" -j"$JOBS" CC="$CC" vmlinux &&
+	make -s -C "$REPO" O="$SOUT_W1" -j"$JOBS" CC="$CC" W=1 arch/x86/kvm/
 }
 
 build_selftests() {
@@ -188,7 +195,7 @@ while read -r p <&3; do
 
 	files=$("${GIT[@]}" diff --name-only HEAD~1 HEAD)
 	targets=""
-	grep -qv '^tools/' <<<"$files" && targets="vmlinux"
+	grep -qv '^tools/' <<<"$files" && targets="vmlinux, W=1 arch/x86/kvm/"
 	grep -qE '^(tools/|include/uapi/|arch/x86/include/uapi/)' <<<"$files" &&
 		targets="${targets:+$targets, }KVM selftests"
 	built="series: $name builds on its own${targets:+ ($targets)}"
