@@ -43,7 +43,12 @@ skip() { echo "ok - $* # SKIP"; }
 not_ok() {	# not_ok NAME LOG
 	failed=1
 	echo "not ok - $1"
-	tail -n 20 "$2" | sed 's/^/#   /'
+	# the first errors and warnings, or the log's end when there are none
+	if grep -qE '(error|warning):' "$2"; then
+		grep -E -m 10 '(error|warning):' "$2"
+	else
+		tail -n 20 "$2"
+	fi | sed 's/^/#   /'
 	echo "#   log: $2"
 }
 
