@@ -101,10 +101,10 @@ prepare_repo() {
 		"${GIT[@]}" reset -q --hard base
 		"${GIT[@]}" clean -q -ffdx
 		if [ -n "${KSRC:-}" ]; then
-			# Pick up the user's edits as a new base.
+			# KSRC changed since the base was made: start again
+			# from it (and from a clean build).
 			rsync -a --delete --exclude=.git "$KSRC/" "$REPO/"
 			if [ -n "$(tree_status)" ]; then
-				rm -rf "$SERIES/origin"
 				create_repo "$origin"
 				return
 			fi
