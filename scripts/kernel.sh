@@ -12,23 +12,6 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-DEB_TARBALL=/usr/src/linux-source-6.12.tar.xz
-FRAGMENT=$TOP/configs/testbed.config
-KBUILD_ENV=(KBUILD_BUILD_TIMESTAMP="2024-11-17" KBUILD_BUILD_USER=kvmipi
-	    KBUILD_BUILD_HOST=testbed)
-
-source_origin() {
-	if [ -n "${KSRC:-}" ]; then
-		[ -f "$KSRC/Makefile" ] && [ -d "$KSRC/arch/x86/kvm" ] ||
-			die "KSRC=$KSRC is not a kernel source tree"
-		echo "ksrc:$(cd "$KSRC" && pwd)"
-	else
-		[ -f "$DEB_TARBALL" ] ||
-			die "$DEB_TARBALL missing: apt-get install linux-source-6.12 (or set KSRC=/path/to/linux-6.12)"
-		echo "deb:$DEB_TARBALL:$(stat -c %s-%Y "$DEB_TARBALL")"
-	fi
-}
-
 get_source() {
 	local origin
 	origin=$(source_origin)
@@ -63,8 +46,7 @@ get_source() {
 	*) die "kernel tree is version $ver, this series targets 6.12";;
 	esac
 	# Pristine copies of the files the series touches: the selftests patch
-	# is regenerated against them (scripts/patches.sh) and "git am" is
-	# tried on them (scripts/unit.sh).
+	# is regenerated against them (scripts/patches.sh).
 	local f
 	for f in $(sed -n 's#^+++ b/##p' "$TOP"/patches/*.patch | sort -u); do
 		[ -f "$KTREE/$f" ] || continue
@@ -150,15 +132,7 @@ configure() {
 		return
 	fi
 	say "configuring: tinyconfig + configs/testbed.config"
-	mkdir -p "$KOUT"
-	make -s -C "$KTREE" O="$KOUT" tinyconfig >/dev/null
-	"$KTREE/scripts/kconfig/merge_config.sh" -m -O "$KOUT" "$KOUT/.config" "$FRAGMENT" >/dev/null
-	make -s -C "$KTREE" O="$KOUT" olddefconfig >/dev/null
-	local line missing=""
-	while read -r line; do
-		grep -qx -- "$line" "$KOUT/.config" || missing="$missing ${line%%=*}"
-	done < <(grep '^CONFIG_' "$FRAGMENT")
-	[ -z "$missing" ] || die "config options did not stick (unmet dependencies?):$missing"
+	testbed_config "$KTREE" "$KOUT"
 	echo "$want" >"$stamp"
 }
 
