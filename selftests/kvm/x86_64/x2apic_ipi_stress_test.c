@@ -172,10 +172,19 @@ static void guest_ipi_isr(struct ex_regs *regs)
 	apic_write(APIC_EOI, 0);
 }
 
+#define HLT_OPCODE	0xf4
+
 static void guest_nmi(struct ex_regs *regs)
 {
 	uint32_t me, from;
 
+	/*
+	 * An NMI in the shadow of "sti; hlt" returns to the HLT with
+	 * interrupts on: the timer could be taken before the HLT, which would
+	 * then wait for an IPI that may never come.  Skip the HLT.
+	 */
+	if (*(uint8_t *)regs->rip == HLT_OPCODE)
+		regs->rip++;
 	if (READ_ONCE(params.chaos))
 		return;
 	me = self_index();
