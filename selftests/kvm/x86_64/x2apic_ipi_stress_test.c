@@ -48,14 +48,14 @@
 
 #define MAX_VCPUS		16
 #define DEFAULT_VCPUS		8
-#define DEFAULT_OPS		60	/* per vCPU and epoch */
+#define DEFAULT_OPS		40	/* per vCPU and epoch */
 #define SENDER_VECTOR(s)	(0x40 + (s) * 8)	/* classes 4 to 0xb */
 #define TIMER_VECTOR		0xe0	/* ends every halt */
 #define SPURIOUS_VECTOR		0xff
 #define WAIT_SECONDS		5	/* any guest wait, in guest time */
 #define EPOCH_SECONDS		900	/* the host's wait for an epoch */
 #define MAX_SPIN		400	/* PAUSEs while masked, or before an EOI */
-#define CHAOS_CHANGES		32	/* state changes per chaos epoch */
+#define CHAOS_CHANGES		24	/* state changes per chaos epoch */
 
 #define XAPIC_LDR		0xd0
 #define XAPIC_DFR		0xe0
