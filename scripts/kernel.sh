@@ -6,6 +6,8 @@
 #
 #   KSRC=/path/to/linux-6.12.y  use that tree (copied, never modified)
 #   default                     Debian's /usr/src/linux-source-6.12.tar.xz
+#   DEBUG=1                     add configs/debug.config, build into
+#                               build/kbuild-debug -> build/bzImage-debug
 #
 # Every step is incremental: an unchanged source, series and config rebuild
 # in seconds.  --prepare: only make the source tree ready (for make patches).
@@ -13,7 +15,9 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 DEB_TARBALL=/usr/src/linux-source-6.12.tar.xz
-FRAGMENT=$TOP/configs/testbed.config
+FRAGMENTS=("$TOP/configs/testbed.config")
+[ -z "$DEBUG" ] || FRAGMENTS+=("$TOP/configs/debug.config")
+unset DEBUG	# ours: the kernel's tools/ Makefiles read DEBUG=1 as "-O0"
 KBUILD_ENV=(KBUILD_BUILD_TIMESTAMP="2024-11-17" KBUILD_BUILD_USER=kvmipi
 	    KBUILD_BUILD_HOST=testbed)
 
@@ -44,7 +48,7 @@ get_source() {
 		return
 	fi
 	say "preparing kernel source ($origin)"
-	rm -rf "$KTREE" "$KOUT" "$BUILD/tmp-src"
+	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG" "$BUILD/tmp-src"
 	mkdir -p "$BUILD/tmp-src"
 	if [ -n "${KSRC:-}" ]; then
 		rsync -a --exclude=.git "$KSRC/" "$KTREE/"
@@ -145,19 +149,19 @@ apply_series() {
 configure() {
 	local stamp=$KOUT/.kvmipi-config
 	local want
-	want=$(cat "$FRAGMENT" "$KTREE/.kvmipi-origin" | md5sum)
+	want=$(cat "${FRAGMENTS[@]}" "$KTREE/.kvmipi-origin" | md5sum)
 	if [ -f "$KOUT/.config" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 		return
 	fi
-	say "configuring: tinyconfig + configs/testbed.config"
+	say "configuring: tinyconfig$(printf ' + configs/%s' "${FRAGMENTS[@]##*/}")"
 	mkdir -p "$KOUT"
 	make -s -C "$KTREE" O="$KOUT" tinyconfig >/dev/null
-	"$KTREE/scripts/kconfig/merge_config.sh" -m -O "$KOUT" "$KOUT/.config" "$FRAGMENT" >/dev/null
+	"$KTREE/scripts/kconfig/merge_config.sh" -m -O "$KOUT" "$KOUT/.config" "${FRAGMENTS[@]}" >/dev/null
 	make -s -C "$KTREE" O="$KOUT" olddefconfig >/dev/null
 	local line missing=""
 	while read -r line; do
 		grep -qx -- "$line" "$KOUT/.config" || missing="$missing ${line%%=*}"
-	done < <(grep '^CONFIG_' "$FRAGMENT")
+	done < <(grep -h '^CONFIG_' "${FRAGMENTS[@]}")
 	[ -z "$missing" ] || die "config options did not stick (unmet dependencies?):$missing"
 	echo "$want" >"$stamp"
 }
