@@ -9,7 +9,8 @@
 #
 # DEBUG=1 runs mutants/debug/ instead, on the debug kernel: bugs that only
 # its checkers (lockdep, sleep-in-atomic, KASAN) see.  Such a mutant is
-# caught when the guest runs to its end and the splat check fails.  The
+# caught when the guest runs to its end and its kernel log has the report
+# its patch names on an "Expect: " line (the platform may print others).  The
 # fastpath mutants above do not depend on the kernel's debug options; plain
 # make mutants covers them at a fraction of the time.
 set -uo pipefail
@@ -28,13 +29,15 @@ if [ -n "$DEBUG" ]; then
 fi
 mkdir -p "$top_results"
 
-# is_caught RESULTS_DIR: did the run catch the mutant?
+# is_caught RESULTS_DIR PATCH: did the run catch the mutant?
 is_caught() {
 	local rows=$1/results.tsv
 	grep -qP '\tsuite-completed\tpass' "$rows" || return 1
 	if [ -n "$DEBUG" ]; then
-		# the guest survived to its end and its kernel log has a splat
-		grep -qP '\tguest-kernel-clean\tfail' "$rows"
+		# the guest survived to its end, the splat check failed and
+		# the kernel log has the mutant's own report
+		grep -qP '\tguest-kernel-clean\tfail' "$rows" &&
+		grep -aqF -- "$(expected_report "$2")" "$1/$PLATFORM/console.log"
 	else
 		# the guest ran to the end cleanly and a test failed
 		grep -qP '\tguest-kernel-clean\tpass' "$rows" &&
@@ -42,9 +45,16 @@ is_caught() {
 	fi
 }
 
+# The report a debug mutant must provoke: its patch's "Expect: " line.
+expected_report() {
+	sed -n 's/^Expect: //p' "$1" | head -1
+}
+
 caught=0 missed=0
 for patch in "${MUTANTS[@]}"; do
 	name=$(basename "$patch" .patch)
+	[ -z "$DEBUG" ] || [ -n "$(expected_report "$patch")" ] ||
+		die "$patch: a debug mutant names the kernel report it provokes on an 'Expect: ' line"
 	dir=$mutants_out/$name
 	mkdir -p "$dir"
 	say "mutant $name: building"
@@ -57,11 +67,11 @@ for patch in "${MUTANTS[@]}"; do
 	TESTS_LIST=$dir/tests.list INITRAMFS=$dir/initramfs.cpio "$TOP/scripts/initramfs.sh"
 	BZIMAGE=$dir/bzImage INITRAMFS=$dir/initramfs.cpio TESTS_LIST=$dir/tests.list \
 		RESULTS=$dir/results PLATFORMS=$PLATFORM "$TOP/scripts/run.sh" >"$dir/run.log" 2>&1
-	if is_caught "$dir/results"; then
+	if is_caught "$dir/results" "$patch"; then
 		caught=$((caught + 1))
 		echo "ok - mutant $name: caught"
 		if [ -n "$DEBUG" ]; then
-			sed -n 's/^# guest kernel: //p' "$dir/results/$PLATFORM/ktap"
+			grep -a -m1 -A1 -F -- "$(expected_report "$patch")" "$dir/results/$PLATFORM/console.log"
 		else
 			grep -h -o 'MISMATCH.*\|fastpath +[0-9]*, want.*' "$dir/results/$PLATFORM/console.log"
 		fi | head -8 | sed 's/\r$//; s/^/#   /'
