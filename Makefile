@@ -12,7 +12,7 @@
 # Everything generated goes under build/ (BUILD=...).
 
 BUILD ?= $(CURDIR)/build
-export BUILD KSRC PLATFORMS RESULTS TEST_TIMEOUT
+export BUILD DEBUG KSRC PLATFORMS RESULTS TEST_TIMEOUT
 
 .PHONY: all deps kernel patches tests initramfs run mutants bench unit check clean
 

@@ -7,6 +7,7 @@
 # stats.csv, samples.csv (every sample) and bench.png (distributions).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+[ -z "$DEBUG" ] || die "make bench measures the normal kernel (lockdep and KASAN would dominate the timings): run it without DEBUG=1"
 
 SAMPLES=${BENCH_SAMPLES:-1000}
 out=$BUILD/bench

@@ -10,6 +10,7 @@
 # test, which runs once.  Benchmarks are not run.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+unset DEBUG	# ours, not the selftests' (tools/ Makefiles read DEBUG=1 as "-O0")
 
 CANARIES=(kvm_binary_stats_test xapic_state_test)
 KVM=$KTREE/tools/testing/selftests/kvm

@@ -3,11 +3,24 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
+
+# DEBUG=1: the debug kernel (configs/debug.config on top of testbed.config),
+# built, booted and reported apart so that it never replaces the normal
+# kernel's outputs.  The tests and the initramfs do not depend on it.
+case ${DEBUG:-} in
+""|0) DEBUG= ; dbg= ;;
+1) dbg=-debug ;;
+*) printf 'error: DEBUG=%s: use DEBUG=1 for the debug kernel, or leave it unset\n' "$DEBUG" >&2
+   exit 1 ;;
+esac
+
 KTREE=$BUILD/linux		# patched kernel source
-KOUT=$BUILD/kbuild		# kernel build output (O=)
+KOUT_NORMAL=$BUILD/kbuild	# kernel build outputs (O=), normal and DEBUG=1
+KOUT_DEBUG=$BUILD/kbuild-debug
+KOUT=$BUILD/kbuild$dbg		# the one this run builds and boots
 TESTS_OUT=$BUILD/kselftest	# installed KVM selftests (run_kselftest.sh, kvm/)
-RESULTS=${RESULTS:-$BUILD/results}
-BZIMAGE=${BZIMAGE:-$BUILD/bzImage}			# what the emulators boot
+RESULTS=${RESULTS:-$BUILD/results$dbg}
+BZIMAGE=${BZIMAGE:-$BUILD/bzImage$dbg}			# what the emulators boot
 INITRAMFS=${INITRAMFS:-$BUILD/initramfs.cpio}
 TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
 JOBS=${JOBS:-$(nproc)}
@@ -46,16 +59,19 @@ source_origin() {
 	fi
 }
 
-# testbed_config SRC OUT: configure the tree SRC into the build directory OUT
-# from tinyconfig + configs/testbed.config; fail if an option did not stick.
+# testbed_config SRC OUT [FRAGMENT...]: configure the tree SRC into the build
+# directory OUT from tinyconfig + the fragments (default configs/testbed.config);
+# fail if an option did not stick.
 testbed_config() {
 	local src=$1 out=$2 line missing=""
+	shift 2
+	[ $# -gt 0 ] || set -- "$FRAGMENT"
 	mkdir -p "$out"
 	make -s -C "$src" O="$out" tinyconfig >/dev/null
-	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$FRAGMENT" >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
 	make -s -C "$src" O="$out" olddefconfig >/dev/null
 	while read -r line; do
 		grep -qx -- "$line" "$out/.config" || missing="$missing ${line%%=*}"
-	done < <(grep '^CONFIG_' "$FRAGMENT")
+	done < <(grep -h '^CONFIG_' "$@")
 	[ -z "$missing" ] || die "config options did not stick (unmet dependencies?):$missing"
 }

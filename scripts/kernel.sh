@@ -6,11 +6,17 @@
 #
 #   KSRC=/path/to/linux-6.12.y  use that tree (copied, never modified)
 #   default                     Debian's /usr/src/linux-source-6.12.tar.xz
+#   DEBUG=1                     add configs/debug.config, build into
+#                               build/kbuild-debug -> build/bzImage-debug
 #
 # Every step is incremental: an unchanged source, series and config rebuild
 # in seconds.  --prepare: only make the source tree ready (for make patches).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+
+FRAGMENTS=("$FRAGMENT")
+[ -z "$DEBUG" ] || FRAGMENTS+=("$TOP/configs/debug.config")
+unset DEBUG	# ours: the kernel's tools/ Makefiles read DEBUG=1 as "-O0"
 
 get_source() {
 	local origin
@@ -27,7 +33,7 @@ get_source() {
 		return
 	fi
 	say "preparing kernel source ($origin)"
-	rm -rf "$KTREE" "$KOUT" "$BUILD/tmp-src"
+	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG" "$BUILD/tmp-src"
 	mkdir -p "$BUILD/tmp-src"
 	if [ -n "${KSRC:-}" ]; then
 		rsync -a --exclude=.git "$KSRC/" "$KTREE/"
@@ -127,12 +133,12 @@ apply_series() {
 configure() {
 	local stamp=$KOUT/.kvmipi-config
 	local want
-	want=$(cat "$FRAGMENT" "$KTREE/.kvmipi-origin" | md5sum)
+	want=$(cat "${FRAGMENTS[@]}" "$KTREE/.kvmipi-origin" | md5sum)
 	if [ -f "$KOUT/.config" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 		return
 	fi
-	say "configuring: tinyconfig + configs/testbed.config"
-	testbed_config "$KTREE" "$KOUT"
+	say "configuring: tinyconfig$(printf ' + configs/%s' "${FRAGMENTS[@]##*/}")"
+	testbed_config "$KTREE" "$KOUT" "${FRAGMENTS[@]}"
 	echo "$want" >"$stamp"
 }
 

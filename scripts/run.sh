@@ -5,6 +5,7 @@
 # that is installed, plus qemu-kvm where /dev/kvm exists), keep per platform
 # the console log, KTAP and summary under $RESULTS, print a table and end
 # with "N passed, N failed, N skipped".  Exits non-zero on any failure.
+# DEBUG=1 boots the debug kernel (configs/debug.config) and says so.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -18,6 +19,9 @@ default_platforms() {
 }
 
 PLATFORMS=${PLATFORMS:-$(default_platforms)}
+kernel=
+[ -z "$DEBUG" ] || kernel="DEBUG KERNEL $BZIMAGE (configs/debug.config: lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, DEBUG_LIST, KASAN)"
+[ -z "$kernel" ] || say "$kernel"
 mkdir -p "$RESULTS"
 rows=$RESULTS/results.tsv
 : >"$rows"
@@ -37,6 +41,7 @@ for p in $PLATFORMS; do
 done
 
 echo
+[ -z "$kernel" ] || echo "$kernel"
 printf '%-10s %-36s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
 awk -F'\t' '{ printf "%-10s %-36s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
 pass=$(awk -F'\t' '$3 == "pass"' "$rows" | wc -l)

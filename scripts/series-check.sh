@@ -27,6 +27,7 @@
 # those and what depends on them are rebuilt (through ccache, too).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+unset DEBUG	# the kernel's tools/ Makefiles read DEBUG=1 as "-O0"; this checks the series as is
 
 SERIES=$BUILD/series
 REPO=$SERIES/linux
