@@ -59,6 +59,29 @@ source_origin() {
 	fi
 }
 
+# extract_source DEST: a pristine 6.12 tree at DEST (which must not exist),
+# copied from KSRC= or unpacked from Debian's tarball.
+extract_source() {
+	local dest=$1 tmp=$1.tmp-src ver
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	if [ -n "${KSRC:-}" ]; then
+		rsync -a --exclude=.git "$KSRC/" "$dest/"
+		if [ -f "$dest/.config" ] || [ -d "$dest/include/config" ]; then
+			make -s -C "$dest" mrproper
+		fi
+	else
+		tar -C "$tmp" -xf "$DEB_TARBALL"
+		mv "$tmp"/linux-source-6.12 "$dest"
+	fi
+	rmdir "$tmp"
+	ver=$(make -s -C "$dest" kernelversion)
+	case "$ver" in
+	6.12|6.12.*) ;;
+	*) die "kernel tree is version $ver, this series targets 6.12";;
+	esac
+}
+
 # testbed_config SRC OUT [FRAGMENT...]: configure the tree SRC into the build
 # directory OUT from tinyconfig + the fragments (default configs/testbed.config);
 # fail if an option did not stick.

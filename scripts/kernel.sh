@@ -33,24 +33,8 @@ get_source() {
 		return
 	fi
 	say "preparing kernel source ($origin)"
-	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG" "$BUILD/tmp-src"
-	mkdir -p "$BUILD/tmp-src"
-	if [ -n "${KSRC:-}" ]; then
-		rsync -a --exclude=.git "$KSRC/" "$KTREE/"
-		if [ -f "$KTREE/.config" ] || [ -d "$KTREE/include/config" ]; then
-			make -s -C "$KTREE" mrproper
-		fi
-	else
-		tar -C "$BUILD/tmp-src" -xf "$DEB_TARBALL"
-		mv "$BUILD/tmp-src"/linux-source-6.12 "$KTREE"
-	fi
-	rmdir "$BUILD/tmp-src"
-	local ver
-	ver=$(make -s -C "$KTREE" kernelversion)
-	case "$ver" in
-	6.12|6.12.*) ;;
-	*) die "kernel tree is version $ver, this series targets 6.12";;
-	esac
+	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG"
+	extract_source "$KTREE"
 	# Pristine copies of the files the series touches: the selftests patch
 	# is regenerated against them (scripts/patches.sh).
 	local f

@@ -58,22 +58,9 @@ create_repo() {
 	local origin=$1 ver
 	say "series: creating a git repository of the whole tree ($origin)"
 	rm -rf "$SERIES"
-	mkdir -p "$SERIES/tmp-src"
-	if [ -n "${KSRC:-}" ]; then
-		rsync -a --exclude=.git "$KSRC/" "$REPO/"
-		if [ -f "$REPO/.config" ] || [ -d "$REPO/include/config" ]; then
-			make -s -C "$REPO" mrproper
-		fi
-	else
-		tar -C "$SERIES/tmp-src" -xf "$DEB_TARBALL"
-		mv "$SERIES/tmp-src"/linux-source-6.12 "$REPO"
-	fi
-	rmdir "$SERIES/tmp-src"
+	mkdir -p "$SERIES"
+	extract_source "$REPO"
 	ver=$(make -s -C "$REPO" kernelversion)
-	case "$ver" in
-	6.12|6.12.*) ;;
-	*) die "kernel tree is version $ver, this series targets 6.12";;
-	esac
 	# -f: Debian's top-level .gitignore ignores everything but debian/;
 	# the repository must hold every file of the tree.
 	git -C "$REPO" init -q
