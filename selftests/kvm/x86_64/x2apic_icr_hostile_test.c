@@ -30,6 +30,7 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
+#include "guest_hva.h"
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
@@ -385,15 +386,6 @@ static uint32_t *host_op, *host_fences;
 static uint64_t *host_icr;
 static struct vcpu_stat hits;
 static struct ipi_platform platform;
-
-static void *guest_hva(void *gva, size_t size)
-{
-	uint8_t *start = addr_gva2hva(vm, (vm_vaddr_t)gva);
-
-	TEST_ASSERT((uint8_t *)addr_gva2hva(vm, (vm_vaddr_t)gva + size - 1) ==
-		    start + size - 1, "guest data not contiguous in the host");
-	return start;
-}
 
 /* Run vCPU @i to its next GUEST_SYNC; it never halts, so this returns. */
 static void run_to_sync(int i)
@@ -816,10 +808,10 @@ static bool create_vm(void)
 	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi);
 	for (i = FIRST_IRQ; i < 256; i++)
 		vm_install_exception_handler(vm, i, guest_isr);
-	host_obs = guest_hva(obs, sizeof(obs));
-	host_op = guest_hva(guest_op, sizeof(guest_op));
-	host_fences = guest_hva(fences_sent, sizeof(fences_sent));
-	host_icr = guest_hva(&icr_to_write, sizeof(icr_to_write));
+	host_obs = guest_hva(vm, obs, sizeof(obs));
+	host_op = guest_hva(vm, guest_op, sizeof(guest_op));
+	host_fences = guest_hva(vm, fences_sent, sizeof(fences_sent));
+	host_icr = guest_hva(vm, &icr_to_write, sizeof(icr_to_write));
 
 	/* Before the vCPU runs: its stats fd cannot be had while it does. */
 	if (!vcpu_stat_open(vcpus[SENDER], ICR_FASTPATH_STAT, &hits)) {

@@ -36,6 +36,7 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
+#include "guest_hva.h"
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
@@ -259,16 +260,6 @@ static void wait_sync(int i, uint64_t want, const char *what)
 {
 	wait_stop(i, what);
 	check_sync(i, want, what);
-}
-
-/* Guest memory the host reads and writes in place, checked contiguous. */
-static void *guest_hva(void *gva, size_t size)
-{
-	uint8_t *start = addr_gva2hva(vm, (vm_vaddr_t)gva);
-	uint8_t *last = addr_gva2hva(vm, (vm_vaddr_t)gva + size - 1);
-
-	TEST_ASSERT(last - start == size - 1, "guest array not contiguous in host memory");
-	return start;
 }
 
 /* An interrupt from the host, not an IPI: it never touches the ICR. */
@@ -774,7 +765,7 @@ static void switch_to_xapic(void)
 	}
 	for (i = 0; i < NR_VCPUS; i++)
 		wait_sync(i, SYNC_PARKED, "switching to xAPIC mode");
-	*(bool *)guest_hva(&in_xapic, sizeof(in_xapic)) = true;
+	*(bool *)guest_hva(vm, &in_xapic, sizeof(in_xapic)) = true;
 	xapic_phase = true;
 }
 
@@ -835,8 +826,8 @@ static void run_matrix(void)
 	vm_install_exception_handler(vm, TEST_VECTOR, guest_isr);
 	vm_install_exception_handler(vm, LOW_VECTOR, guest_isr);
 	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
-	host_cmd = guest_hva(cmd, sizeof(cmd));
-	host_obs = guest_hva(obs, sizeof(obs));
+	host_cmd = guest_hva(vm, cmd, sizeof(cmd));
+	host_obs = guest_hva(vm, obs, sizeof(obs));
 
 	/* Stats fds first: they cannot be had while a vCPU runs. */
 	have_stat = true;

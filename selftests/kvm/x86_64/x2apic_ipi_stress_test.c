@@ -42,6 +42,7 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
+#include "guest_hva.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "vcpu_stats.h"
@@ -880,16 +881,6 @@ static void report_load(void)
 		ksft_print_msg("host: %s %lu times\n", dis_names[j], d[j]);
 }
 
-/* Guest memory the host reads and writes in place, checked contiguous. */
-static void *guest_hva(void *gva, size_t size)
-{
-	uint8_t *start = addr_gva2hva(vm, (vm_vaddr_t)gva);
-	uint8_t *last = addr_gva2hva(vm, (vm_vaddr_t)gva + size - 1);
-
-	TEST_ASSERT(last - start == size - 1, "guest data not contiguous in host memory");
-	return start;
-}
-
 static void setup_vm(unsigned int seed, unsigned int ops)
 {
 	struct sigaction sa = { .sa_handler = kick_handler };
@@ -910,9 +901,9 @@ static void setup_vm(unsigned int seed, unsigned int ops)
 		vm_install_exception_handler(vm, SENDER_VECTOR(i), guest_ipi_isr);
 	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
 
-	host_params = guest_hva(&params, sizeof(params));
-	host_mbox = guest_hva(&mbox, sizeof(mbox));
-	host_counts = guest_hva(counts, sizeof(counts));
+	host_params = guest_hva(vm, &params, sizeof(params));
+	host_mbox = guest_hva(vm, &mbox, sizeof(mbox));
+	host_counts = guest_hva(vm, counts, sizeof(counts));
 	host_params->nr_vcpus = nr_vcpus;
 	host_params->ops = ops;
 	host_params->seed = seed;

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "kvm_util.h"
+#include "guest_hva.h"
+
+void *guest_hva(struct kvm_vm *vm, void *gva, size_t size)
+{
+	uint8_t *start = addr_gva2hva(vm, (vm_vaddr_t)gva);
+	uint8_t *last = addr_gva2hva(vm, (vm_vaddr_t)gva + size - 1);
+
+	TEST_ASSERT(last - start == size - 1,
+		    "guest data at 0x%lx (%zu bytes) not contiguous in host memory",
+		    (vm_vaddr_t)gva, size);
+	return start;
+}
