@@ -1,18 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make run     build the patched kernel and the tests, run the suite on every
+# make run     build each patched kernel and the tests, run the suite on every
 #              emulated platform (PLATFORMS="bochs-vmx qemu-svm qemu-kvm host")
 # make check   the project's own tests (unit, patch hygiene), make run and
-#              make mutants (the historical fastpath bugs put back must be caught)
+#              make mutants (fastpath bugs put back must be caught)
 #
-# make patches regenerate the in-tree selftests patch from selftests/ and lib/
+# make patches regenerate each kernel's in-tree selftests patch from
+#              selftests/ and lib/
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
 #
-# KSRC=/path/to/linux-6.12 uses that tree instead of Debian's linux-source-6.12.
-# Everything generated goes under build/ (BUILD=...).
+# KERNEL=6.12 or KERNEL=7.2 works on that kernel only; by default every
+# target covers both (patches/6.12/, patches/7.2/).
+# KSRC=/path/to/linux uses that tree (a 6.12 or 7.x one) instead of Debian's
+# linux-source package.  Everything generated goes under build/ (BUILD=...).
 
 BUILD ?= $(CURDIR)/build
-export BUILD DEBUG KSRC PLATFORMS RESULTS TEST_TIMEOUT
+KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) scripts/kernels.sh)
+ifeq ($(KERNELS),)
+$(error no kernel to work on: see the error above)
+endif
+export BUILD DEBUG KSRC KERNELS PLATFORMS RESULTS TEST_TIMEOUT
+EACH = scripts/each-kernel.sh
 
 .PHONY: all deps kernel patches tests initramfs run mutants bench unit check clean
 
@@ -22,27 +30,29 @@ deps:
 	@scripts/deps.sh
 
 kernel: deps
-	@scripts/kernel.sh
+	@$(EACH) scripts/kernel.sh
 
-# selftests/ and lib/ -> the series' in-tree selftests patch
+# selftests/ and lib/ -> each series' in-tree selftests patch
 patches: deps
-	@scripts/kernel.sh --prepare
-	@scripts/patches.sh
+	@$(EACH) scripts/kernel.sh --prepare
+	@$(EACH) scripts/patches.sh
 
 tests: patches kernel
-	@scripts/build-tests.sh
+	@$(EACH) scripts/build-tests.sh
 
 initramfs: tests
-	@scripts/initramfs.sh
+	@$(EACH) scripts/initramfs.sh
 
+# The kernels side by side: each runs its platforms in turn, so two
+# emulators (single-threaded) share the two cores.
 run: initramfs
-	@scripts/run.sh
+	@$(EACH) -p -c run scripts/run.sh
 
 mutants: initramfs
-	@scripts/mutants.sh
+	@$(EACH) -p -c mutants scripts/mutants.sh
 
 bench: initramfs
-	@scripts/bench.sh
+	@$(EACH) scripts/bench.sh
 
 unit:
 	@scripts/unit.sh

@@ -4,11 +4,11 @@
 
 void *guest_hva(struct kvm_vm *vm, void *gva, size_t size)
 {
-	uint8_t *start = addr_gva2hva(vm, (vm_vaddr_t)gva);
-	uint8_t *last = addr_gva2hva(vm, (vm_vaddr_t)gva + size - 1);
+	uint8_t *start = addr_gva2hva(vm, (gva_t)gva);
+	uint8_t *last = addr_gva2hva(vm, (gva_t)gva + size - 1);
 
 	TEST_ASSERT(last - start == size - 1,
 		    "guest data at 0x%lx (%zu bytes) not contiguous in host memory",
-		    (vm_vaddr_t)gva, size);
+		    (gva_t)gva, size);
 	return start;
 }

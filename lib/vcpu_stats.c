@@ -1,56 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Per-vCPU binary stats reader, in the style of __vm_get_stat().
+ * vcpu_has_stat(): kvm_util reads a stat by name and fails when it is
+ * missing; this only looks for the name, in the same descriptors.
  */
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kvm_util.h"
 #include "vcpu_stats.h"
 
-bool vcpu_stat_open(struct kvm_vcpu *vcpu, const char *name,
-		    struct vcpu_stat *stat)
+bool vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name)
 {
-	struct kvm_stats_header header;
+	struct kvm_binary_stats *stats = &vcpu->stats;
 	struct kvm_stats_desc *desc;
 	int i;
 
-	stat->fd = vcpu_get_stats_fd(vcpu);
-	stat->vcpu_id = vcpu->id;
-	read_stats_header(stat->fd, &header);
-	stat->descs = read_stats_descriptors(stat->fd, &header);
-	stat->data_offset = header.data_offset;
-
-	for (i = 0; i < header.num_desc; i++) {
-		desc = get_stats_descriptor(stat->descs, i, &header);
-		if (!strcmp(desc->name, name)) {
-			stat->desc = desc;
-			return true;
-		}
+	if (!stats->desc) {
+		read_stats_header(stats->fd, &stats->header);
+		stats->desc = read_stats_descriptors(stats->fd, &stats->header);
 	}
 
-	vcpu_stat_close(stat);
+	for (i = 0; i < stats->header.num_desc; i++) {
+		desc = get_stats_descriptor(stats->desc, i, &stats->header);
+		if (!strcmp(desc->name, name))
+			return true;
+	}
 	return false;
-}
-
-uint64_t vcpu_stat_read(struct vcpu_stat *stat)
-{
-	uint64_t value;
-	ssize_t r;
-
-	r = pread(stat->fd, &value, sizeof(value),
-		  stat->data_offset + stat->desc->offset);
-	TEST_ASSERT(r == sizeof(value), "reading stat '%s' of vCPU %u: %zd",
-		    stat->desc->name, stat->vcpu_id, r);
-	return value;
-}
-
-void vcpu_stat_close(struct vcpu_stat *stat)
-{
-	free(stat->descs);
-	close(stat->fd);
-	stat->descs = NULL;
-	stat->desc = NULL;
-	stat->fd = -1;
 }

@@ -10,7 +10,7 @@ set -euo pipefail
 [ -z "$DEBUG" ] || die "make bench measures the normal kernel (lockdep and KASAN would dominate the timings): run it without DEBUG=1"
 
 SAMPLES=${BENCH_SAMPLES:-1000}
-out=$BUILD/bench
+out=$BUILD/bench/$KERNEL
 declare -A EMULATOR=(
 	[bochs-vmx]="Bochs 2.7, CPU model tigerlake, 1 CPU, VMX+EPT"
 	[qemu-svm]="QEMU 7.2 TCG, CPU EPYC+svm+npt, 1 CPU"

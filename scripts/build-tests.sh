@@ -18,11 +18,15 @@ KVM=$KTREE/tools/testing/selftests/kvm
 [ -d "$KOUT/usr/include/linux" ] || die "no kernel headers in $KOUT/usr/include: run 'make kernel' first"
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || die "static libc missing: apt-get install libc6-dev"
 
+case $KERNEL in
+6.12) arch_dir=x86_64 makefile=Makefile ;;
+*) arch_dir=x86 makefile=Makefile.kvm ;;
+esac
 ours=() runner=()
-for t in "$TOP"/selftests/kvm/x86_64/*.c; do
+for t in "$TOP"/selftests/kvm/x86/*.c; do
 	t=${t##*/}
-	grep -q "x86_64/${t%.c}\$" "$KVM/Makefile" ||
-		die "$t is not in $KVM/Makefile: run 'make patches' (is the selftests patch in patches/series?)"
+	grep -q "$arch_dir/${t%.c}\$" "$KVM/$makefile" ||
+		die "$t is not in $KVM/$makefile: run 'make patches' (is the selftests patch in patches/$KERNEL/series?)"
 	case $t in
 	*_bench.c) ;;
 	*_stress_test.c) ours+=("${t%.c}") ;;
@@ -34,10 +38,10 @@ cc=gcc
 command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
 export CCACHE_BASEDIR=$BUILD
 make -s -C "$KTREE/tools/testing/selftests" -j"$JOBS" TARGETS=kvm \
-	O="$BUILD/kselftest-build" INSTALL_PATH="$TESTS_OUT" CC="$cc" \
+	O="$KB/kselftest-build" INSTALL_PATH="$TESTS_OUT" CC="$cc" \
 	KHDR_INCLUDES="-isystem $KOUT/usr/include" LDFLAGS="-static -pthread -no-pie" \
-	install >"$BUILD/kselftest-build.log" 2>&1 ||
-	{ tail -30 "$BUILD/kselftest-build.log" >&2; die "KVM selftests build failed (log: $BUILD/kselftest-build.log)"; }
+	install >"$KB/kselftest-build.log" 2>&1 ||
+	{ tail -30 "$KB/kselftest-build.log" >&2; die "KVM selftests build failed (log: $KB/kselftest-build.log)"; }
 
 # Our tests through the kselftest runner, for the guest and PLATFORMS=host.
 cp "$TOP/scripts/guest-kselftest.sh" "$TESTS_OUT/kselftest-run.sh"

@@ -1,26 +1,41 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: host-only tests, the full suite on every platform, then the
-# mutants (historical fastpath bugs put back must be caught).  Ends with the
-# total "N passed, N failed, N skipped" over all three.
+# make check: on every kernel of $KERNELS, host-only tests, the full suite on
+# every platform, then the mutants (fastpath bugs put back must be caught).
+# Prints each phase's wall time and ends with the total "N passed, N failed,
+# N skipped" over all of them.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-mkdir -p "$RESULTS"
-rm -f "$RESULTS"/unit.counts "$RESULTS"/run.counts "$RESULTS"/mutants.counts
-status=0
-if make -s -C "$TOP" kernel; then
-	"$TOP/scripts/unit.sh" || status=1
-	make -s -C "$TOP" run || status=1
-	make -s -C "$TOP" mutants || status=1
-else
-	status=1
+top=$BUILD/results$dbg
+mkdir -p "$top"
+rm -f "$top"/unit.counts "$top"/run.counts "$top"/mutants.counts
+status=0 t0=$SECONDS
+declare -a phases
+phase() {	# phase NAME COMMAND...: run it, note its time
+	local start=$SECONDS
+	say "phase $1: starting"
+	"${@:2}" || status=1
+	phases+=("$(printf '%-10s %4d s' "$1" $((SECONDS - start)))")
+	say "phase $1: $((SECONDS - start)) s"
+}
+
+phase build make -s -C "$TOP" initramfs
+if [ $status -eq 0 ]; then
+	phase unit "$TOP/scripts/unit.sh"
+	phase run make -s -C "$TOP" run
+	phase mutants make -s -C "$TOP" mutants
 fi
 
-read -r up uf us <"$RESULTS/unit.counts" 2>/dev/null || { up=0; uf=1; us=0; }
-read -r rp rf rs <"$RESULTS/run.counts" 2>/dev/null || { rp=0; rf=1; rs=0; }
-read -r mp mf ms <"$RESULTS/mutants.counts" 2>/dev/null || { mp=0; mf=1; ms=0; }
+read -r up uf us <"$top/unit.counts" 2>/dev/null || { up=0; uf=1; us=0; }
+read -r rp rf rs <"$top/run.counts" 2>/dev/null || { rp=0; rf=1; rs=0; }
+read -r mp mf ms <"$top/mutants.counts" 2>/dev/null || { mp=0; mf=1; ms=0; }
+echo
+echo "make check on kernels $KERNELS, phase times:"
+printf '  %s\n' "${phases[@]}"
+printf '  %-10s %4d s\n' total $((SECONDS - t0))
+echo "  unit $up/$uf/$us, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
 echo
 echo "$((up + rp + mp)) passed, $((uf + rf + mf)) failed, $((us + rs + ms)) skipped"
 [ $status -eq 0 ] && [ $((uf + rf + mf)) -eq 0 ]

@@ -14,17 +14,35 @@ case ${DEBUG:-} in
    exit 1 ;;
 esac
 
-KTREE=$BUILD/linux		# patched kernel source
-KOUT_NORMAL=$BUILD/kbuild	# kernel build outputs (O=), normal and DEBUG=1
-KOUT_DEBUG=$BUILD/kbuild-debug
-KOUT=$BUILD/kbuild$dbg		# the one this run builds and boots
-TESTS_OUT=$BUILD/kselftest	# installed KVM selftests (run_kselftest.sh, kvm/)
-RESULTS=${RESULTS:-$BUILD/results$dbg}
-BZIMAGE=${BZIMAGE:-$BUILD/bzImage$dbg}			# what the emulators boot
-INITRAMFS=${INITRAMFS:-$BUILD/initramfs.cpio}
+# KERNEL: the kernel generation this script works on, 6.12 (LTS, the
+# "single target" fastpath) or 7.2 (mainline, "fast delivery").  Each has its
+# own series (patches/<kernel>/), mutants (mutants/<kernel>/), source tree,
+# builds and results under $BUILD/<kernel>/ and $RESULTS.
+KERNELS_SUPPORTED="6.12 7.2"
+KERNEL=${KERNEL:-6.12}
+case " $KERNELS_SUPPORTED " in
+*" $KERNEL "*) ;;
+*) printf 'error: KERNEL=%s: use one of %s\n' "$KERNEL" "$KERNELS_SUPPORTED" >&2; exit 1 ;;
+esac
+KB=$BUILD/$KERNEL
+KTREE=$KB/linux			# patched kernel source
+KOUT_NORMAL=$KB/kbuild		# kernel build outputs (O=), normal and DEBUG=1
+KOUT_DEBUG=$KB/kbuild-debug
+KOUT=$KB/kbuild$dbg		# the one this run builds and boots
+TESTS_OUT=$KB/kselftest		# installed KVM selftests (run_kselftest.sh, kvm/)
+RESULTS=${RESULTS:-$BUILD/results$dbg/$KERNEL}
+BZIMAGE=${BZIMAGE:-$KB/bzImage$dbg}			# what the emulators boot
+INITRAMFS=${INITRAMFS:-$KB/initramfs.cpio}
 TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
+PATCHES=$TOP/patches/$KERNEL	# the series for this kernel
 JOBS=${JOBS:-$(nproc)}
-DEB_TARBALL=/usr/src/linux-source-6.12.tar.xz	# the 6.12 tree unless KSRC=
+# Where Debian's source package puts the tarball: 6.12 is installed from
+# bookworm (scripts/deps.sh); 7.2 comes from Debian unstable, downloaded
+# and unpacked under $BUILD/src without installing anything.
+case $KERNEL in
+6.12) DEB_TARBALL=/usr/src/linux-source-6.12.tar.xz ;;
+*) DEB_TARBALL=$BUILD/src/usr/src/linux-source-$KERNEL.tar.xz ;;
+esac
 FRAGMENT=$TOP/configs/testbed.config		# merged onto tinyconfig
 # reproducible kernel builds
 KBUILD_ENV=(KBUILD_BUILD_TIMESTAMP="2024-11-17" KBUILD_BUILD_USER=kvmipi
@@ -45,8 +63,8 @@ host_has_kvm() {
 	[ -c /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
 }
 
-# Where the 6.12 source comes from, as a string that changes when it does:
-# KSRC=/path/to/linux-6.12 or Debian's linux-source-6.12 tarball.
+# Where the $KERNEL source comes from, as a string that changes when it does:
+# KSRC=/path/to/linux or Debian's linux-source-$KERNEL tarball.
 source_origin() {
 	if [ -n "${KSRC:-}" ]; then
 		[ -f "$KSRC/Makefile" ] && [ -d "$KSRC/arch/x86/kvm" ] ||
@@ -54,12 +72,22 @@ source_origin() {
 		echo "ksrc:$(cd "$KSRC" && pwd)"
 	else
 		[ -f "$DEB_TARBALL" ] ||
-			die "$DEB_TARBALL missing: apt-get install linux-source-6.12 (or set KSRC=/path/to/linux-6.12)"
+			die "$DEB_TARBALL missing: run 'make deps' (Debian's linux-source-$KERNEL), or set KSRC=/path/to/linux-$KERNEL"
 		echo "deb:$DEB_TARBALL:$(stat -c %s-%Y "$DEB_TARBALL")"
 	fi
 }
 
-# extract_source DEST: a pristine 6.12 tree at DEST (which must not exist),
+# kernel_of_version VERSION: the series (6.12 or 7.2) for a kernel version;
+# 7.x trees take the 7.2 series.
+kernel_of_version() {
+	case $1 in
+	6.12|6.12.*) echo 6.12 ;;
+	7.*) echo 7.2 ;;
+	*) echo unsupported ;;
+	esac
+}
+
+# extract_source DEST: a pristine $KERNEL tree at DEST (which must not exist),
 # copied from KSRC= or unpacked from Debian's tarball.
 extract_source() {
 	local dest=$1 tmp=$1.tmp-src ver
@@ -72,14 +100,12 @@ extract_source() {
 		fi
 	else
 		tar -C "$tmp" -xf "$DEB_TARBALL"
-		mv "$tmp"/linux-source-6.12 "$dest"
+		mv "$tmp"/linux-source-"$KERNEL" "$dest"
 	fi
 	rmdir "$tmp"
 	ver=$(make -s -C "$dest" kernelversion)
-	case "$ver" in
-	6.12|6.12.*) ;;
-	*) die "kernel tree is version $ver, this series targets 6.12";;
-	esac
+	[ "$(kernel_of_version "$ver")" = "$KERNEL" ] ||
+		die "kernel tree is version $ver, the KERNEL=$KERNEL series targets $KERNEL"
 }
 
 # testbed_config SRC OUT [FRAGMENT...]: configure the tree SRC into the build

@@ -12,7 +12,7 @@ BUSYBOX=/bin/busybox
 need_cmd cpio cpio
 [ -f "$TESTS_LIST" ] || die "no tests built: run 'make tests' first"
 
-root=$BUILD/initramfs
+root=$KB/initramfs
 rm -rf "$root"
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,usr/bin,tests/kvm}
 cp "$BUSYBOX" "$root/bin/busybox"

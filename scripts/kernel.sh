@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Obtain a 6.12 kernel tree, apply patches/series, configure it from
-# tinyconfig + configs/testbed.config and build bzImage and the UAPI headers.
+# Obtain the $KERNEL kernel tree (6.12 or 7.2), apply patches/$KERNEL/series,
+# configure it from tinyconfig + configs/testbed.config and build bzImage and
+# the UAPI headers, all under build/$KERNEL/.
 #
-#   KSRC=/path/to/linux-6.12.y  use that tree (copied, never modified)
-#   default                     Debian's /usr/src/linux-source-6.12.tar.xz
+#   KSRC=/path/to/linux         use that tree (copied, never modified)
+#   default                     Debian's linux-source-$KERNEL tarball
 #   DEBUG=1                     add configs/debug.config, build into
 #                               build/kbuild-debug -> build/bzImage-debug
 #
@@ -38,7 +39,8 @@ get_source() {
 	# Pristine copies of the files the series touches: the selftests patch
 	# is regenerated against them (scripts/patches.sh).
 	local f
-	for f in $(sed -n 's#^+++ b/##p' "$TOP"/patches/*.patch | sort -u); do
+	for f in $(sed -n 's#^+++ b/##p' "$PATCHES"/*.patch | sort -u) \
+		 tools/testing/selftests/kvm/Makefile tools/testing/selftests/kvm/Makefile.kvm; do
 		[ -f "$KTREE/$f" ] || continue
 		mkdir -p "$KTREE/.kvmipi-pristine/$(dirname "$f")"
 		cp "$KTREE/$f" "$KTREE/.kvmipi-pristine/$f"
@@ -51,9 +53,9 @@ get_source() {
 wanted_patches() {
 	local p
 	while read -r p; do
-		[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
-		echo "$TOP/patches/$p"
-	done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$TOP/patches/series")
+		[ -f "$PATCHES/$p" ] || die "patches/$KERNEL/series names $p, which does not exist"
+		echo "$PATCHES/$p"
+	done < <(grep -v -e "^#" -e "^[[:space:]]*$" "$PATCHES/series")
 	for p in ${EXTRA_PATCHES:-}; do
 		[ -f "$p" ] || die "EXTRA_PATCHES names $p, which does not exist"
 		echo "$(cd "$(dirname "$p")" && pwd)/${p##*/}"
@@ -102,8 +104,8 @@ apply_series() {
 	for p in $wanted; do
 		n=$((n + 1))
 		[ "$n" -le "$keep" ] && continue
-		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$p" >"$BUILD/patch.log" 2>&1; then
-			cat "$BUILD/patch.log" >&2
+		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$p" >"$KB/patch.log" 2>&1; then
+			cat "$KB/patch.log" >&2
 			unapply_old 0	# leave the tree pristine
 			die "patch ${p##*/} does not apply to $KTREE"
 		fi

@@ -17,15 +17,15 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 MUTANT_TESTS="kvm/x2apic_fastpath_stat_test kvm/x2apic_ipi_matrix_test"
-MUTANTS=("$TOP"/mutants/*.patch)
+MUTANTS=("$TOP"/mutants/$KERNEL/*.patch)
 PLATFORM=bochs-vmx
 top_results=$RESULTS
-mutants_out=$BUILD/mutants
+mutants_out=$KB/mutants
 if [ -n "$DEBUG" ]; then
 	say "DEBUG=1: debug-only mutants (mutants/debug/); the fastpath mutants run without DEBUG"
 	MUTANT_TESTS="kvm/x2apic_fastpath_stat_test"
-	MUTANTS=("$TOP"/mutants/debug/*.patch)
-	mutants_out=$BUILD/mutants-debug
+	MUTANTS=("$TOP"/mutants/$KERNEL/debug/*.patch)
+	mutants_out=$KB/mutants-debug
 fi
 mkdir -p "$top_results"
 

@@ -13,32 +13,55 @@ set -euo pipefail
 
 NAME=0003-KVM-selftests-Add-tests-for-the-x2APIC-ICR-fastpath.patch
 KVM=tools/testing/selftests/kvm
-base_mk=$KTREE/.kvmipi-pristine/$KVM/Makefile
-[ -f "$base_mk" ] || die "no pristine $KVM/Makefile: run 'make kernel' first"
+# Where this kernel keeps the x86 selftests and their Makefile entries
+# (mainline renamed x86_64 to x86 and moved the lists to Makefile.kvm in
+# 6.14), and what its kvm_util calls things that selftests/ and lib/, written
+# for mainline, use.
+case $KERNEL in
+6.12)
+	ARCH_DIR=x86_64 MAKEFILE=Makefile
+	API_SED='s/\bgva_t\b/vm_vaddr_t/g; s/\bgpa_t\b/vm_paddr_t/g'
+	POLICY_TEXT="the single-target policy of Linux 6.12 (fixed, physical, no
+shorthand, not the broadcast ID)" ;;
+*)
+	ARCH_DIR=x86 MAKEFILE=Makefile.kvm
+	API_SED=
+	POLICY_TEXT="the fast-delivery policy of Linux 6.18 and later (every IPI the
+APIC map can deliver: not the ALL and ALL-BUT-SELF shorthands, nor the
+broadcast ID)" ;;
+esac
+COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util
+base_mk=$KTREE/.kvmipi-pristine/$KVM/$MAKEFILE
+[ -f "$base_mk" ] || die "no pristine $KVM/$MAKEFILE: run 'make kernel' first"
 need_cmd git git
 
-work=$BUILD/patchgen
+work=$KB/patchgen
 rm -rf "$work"
 mkdir -p "$work/$KVM"
 cd "$work"
 git init -q
 # The identity of the series' first patch, not this machine's.
 from=$(awk '/^From: / { f = substr($0, 7); if ((getline n) > 0 && n ~ /^ /) f = f n; print f; exit }' \
-	"$TOP"/patches/0001-*.patch)
+	"$PATCHES"/0001-*.patch)
 export GIT_AUTHOR_NAME=${from% <*} GIT_AUTHOR_EMAIL=${from##*<}
 GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL%>}
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE="2026-11-30T00:00:00+0000" GIT_COMMITTER_DATE="2026-11-30T00:00:00+0000"
 
-cp "$base_mk" "$KVM/Makefile"
+cp "$base_mk" "$KVM/$MAKEFILE"
 git add -A && git commit -q -m base
 
-mkdir -p "$KVM/x86_64" "$KVM/lib/x86_64" "$KVM/include/x86_64"
-cp "$TOP"/selftests/kvm/x86_64/*.c "$KVM/x86_64/"
+mkdir -p "$KVM/$ARCH_DIR" "$KVM/lib/$ARCH_DIR" "$KVM/include/$ARCH_DIR"
+cp "$TOP"/selftests/kvm/x86/*.c "$KVM/$ARCH_DIR/"
 cp "$TOP"/lib/*.c "$KVM/lib/"
-cp "$TOP"/lib/x86_64/*.c "$KVM/lib/x86_64/"
+cp "$TOP"/lib/x86/*.c "$KVM/lib/$ARCH_DIR/"
 cp "$TOP"/lib/include/*.h "$KVM/include/"
-cp "$TOP"/lib/include/x86_64/*.h "$KVM/include/x86_64/"
+cp "$TOP"/lib/include/x86/*.h "$KVM/include/$ARCH_DIR/"
+if [ -d "$COMPAT" ]; then
+	cp "$COMPAT"/lib/*.c "$KVM/lib/"
+	cp "$COMPAT"/include/*.h "$KVM/include/"
+fi
+[ -z "$API_SED" ] || find "$KVM" -name '*.[ch]' -exec sed -i -E "$API_SED" {} +
 
 # Makefile entries, in name order: "VARIABLE += DIR/FILE" for each FILE.
 entries() {	# entries VARIABLE DIR SUFFIX FILES...
@@ -50,33 +73,33 @@ entries() {	# entries VARIABLE DIR SUFFIX FILES...
 	done
 }
 lib=$(entries LIBKVM lib .c "$TOP"/lib/*.c)
-lib86=$(entries LIBKVM_x86_64 lib/x86_64 .c "$TOP"/lib/x86_64/*.c)
-tests=$(entries TEST_GEN_PROGS_x86_64 x86_64 "" \
-	$(ls "$TOP"/selftests/kvm/x86_64/*.c | grep -v '_bench\.c$'))
-benches=$(entries TEST_GEN_PROGS_EXTENDED_x86_64 x86_64 "" "$TOP"/selftests/kvm/x86_64/*_bench.c)
+lib86=$(entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR .c "$TOP"/lib/x86/*.c)
+tests=$(entries TEST_GEN_PROGS_$ARCH_DIR $ARCH_DIR "" \
+	$(ls "$TOP"/selftests/kvm/x86/*.c | grep -v '_bench\.c$'))
+benches=$(entries TEST_GEN_PROGS_EXTENDED_$ARCH_DIR $ARCH_DIR "" "$TOP"/selftests/kvm/x86/*_bench.c)
 
 insert_after() {	# insert_after ANCHOR_REGEX LINES: after the last matching line
 	local anchor=$1 lines=$2
-	grep -qE "$anchor" "$KVM/Makefile" || die "anchor '$anchor' not in $KVM/Makefile"
+	grep -qE "$anchor" "$KVM/$MAKEFILE" || die "anchor '$anchor' not in $KVM/$MAKEFILE"
 	awk -v anchor="$anchor" -v lines="$lines" '
 		{ text[NR] = $0 } $0 ~ anchor { last = NR }
 		END { for (i = 1; i <= NR; i++) { print text[i]; if (i == last) print lines } }
-	' "$KVM/Makefile" >"$KVM/Makefile.new"
-	mv "$KVM/Makefile.new" "$KVM/Makefile"
+	' "$KVM/$MAKEFILE" >"$KVM/$MAKEFILE.new"
+	mv "$KVM/$MAKEFILE.new" "$KVM/$MAKEFILE"
 }
 insert_after '^LIBKVM \+= lib/userfaultfd_util\.c$' "$lib"
-insert_after '^LIBKVM_x86_64 \+= lib/x86_64/vmx\.c$' "$lib86"
-insert_after '^TEST_GEN_PROGS_x86_64 \+= x86_64/xapic_state_test$' "$tests"
-insert_after '^TEST_GEN_PROGS_EXTENDED_x86_64 \+= ' "$benches"
+insert_after "^LIBKVM_$ARCH_DIR \\+= lib/$ARCH_DIR/vmx\\.c\$" "$lib86"
+insert_after "^TEST_GEN_PROGS_$ARCH_DIR \\+= $ARCH_DIR/xapic_state_test\$" "$tests"
+insert_after "^TEST_GEN_PROGS_EXTENDED_$ARCH_DIR \\+= " "$benches"
 
 git add -A
-git commit -q -s -F - <<'MSG'
+git commit -q -s -F - <<MSG
 KVM: selftests: Add tests for the x2APIC ICR fastpath
 
-KVM completes eligible x2APIC ICR writes (fixed delivery, physical
-destination, no shorthand, not the broadcast ID) in a fastpath right
-after VM-exit.  Its first version also took shorthand IPIs and a later
-fix was needed for the broadcast ID; neither mistake changed where IPIs
+KVM completes some x2APIC ICR writes in a fastpath right after VM-exit:
+on this kernel, those of $POLICY_TEXT.
+The fastpath's first version also took shorthand IPIs and a later fix
+was needed for the broadcast ID; neither mistake changed where IPIs
 went, so no delivery test could see them.
 
 Add tests that check the path of every ICR write through the
@@ -89,7 +112,9 @@ receivers' interrupt and NMI handlers:
    to send every delivery mode, destination mode, destination, shorthand
    and trigger mode, in x2APIC and in xAPIC mode, with reserved bits set,
    and SMI, INIT and SIPI to parked vCPUs.  Expectations come from an
-   architectural model (ipi_oracle.c), not from KVM.  Where
+   architectural model (ipi_oracle.c), not from KVM, which knows both
+   fastpath policies and picks the running kernel's (KVM_IPI_POLICY
+   forces either).  Where
    kvm.x2apic_icr_fastpath exists the matrix runs again with it off and
    every vCPU must see the same.
  - x2apic_fastpath_irqchip_test: a split irqchip keeps the fastpath, a
@@ -111,19 +136,20 @@ Path checks are skipped on kernels without the stat, and where IPI
 virtualization (IPIv, AVIC) may complete writes without an exit.
 MSG
 git format-patch -1 --start-number 3 --no-signature --stdout HEAD >"$work/$NAME"
+cd "$TOP"
 
 case "${1:-}" in
 --check)
-	if ! cmp -s "$work/$NAME" "$TOP/patches/$NAME"; then
-		diff -u "$TOP/patches/$NAME" "$work/$NAME" | head -40 >&2 || true
-		die "patches/$NAME does not match selftests/ and lib/: run 'make patches' and commit it"
+	if ! cmp -s "$work/$NAME" "$PATCHES/$NAME"; then
+		diff -u "$PATCHES/$NAME" "$work/$NAME" | head -40 >&2 || true
+		die "patches/$KERNEL/$NAME does not match selftests/ and lib/: run 'make patches' and commit it"
 	fi
 	;;
 *)
-	if ! cmp -s "$work/$NAME" "$TOP/patches/$NAME"; then
-		cp "$work/$NAME" "$TOP/patches/$NAME"
-		say "regenerated patches/$NAME"
+	if ! cmp -s "$work/$NAME" "$PATCHES/$NAME"; then
+		cp "$work/$NAME" "$PATCHES/$NAME"
+		say "regenerated patches/$KERNEL/$NAME"
 	fi
-	grep -qx "$NAME" "$TOP/patches/series" || echo "$NAME" >>"$TOP/patches/series"
+	grep -qx "$NAME" "$PATCHES/series" 2>/dev/null || echo "$NAME" >>"$PATCHES/series"
 	;;
 esac

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Prove the series bisectable on a real tree: in a git repository of the
-# whole pristine 6.12 tree (Debian's linux-source-6.12, or KSRC=, as for
-# make kernel), "git am" each patch of patches/series in order and, after
+# whole pristine $KERNEL tree (Debian's linux-source-$KERNEL, or KSRC=, as
+# for make kernel), "git am" each patch of patches/$KERNEL/series in order and, after
 # each one, build what it touches with tinyconfig + configs/testbed.config:
 #
 #   a patch outside tools/      vmlinux (incremental: what the patch changed
@@ -21,7 +21,7 @@
 # NAME" followed by "#" lines (the end of the log and its path), which
 # scripts/unit.sh counts; exits non-zero on any failure.
 #
-# Under $BUILD/series: linux/ (the repository, base commit tagged "base"),
+# Under $BUILD/$KERNEL/series: linux/ (the repository, base commit tagged "base"),
 # kbuild/ and kbuild-w1/ (O=), kselftest/ (selftests O=), logs/.  Reruns reuse all of it:
 # resetting to the base rewrites only the files the series touches, so only
 # those and what depends on them are rebuilt (through ccache, too).
@@ -29,7 +29,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 unset DEBUG	# the kernel's tools/ Makefiles read DEBUG=1 as "-O0"; this checks the series as is
 
-SERIES=$BUILD/series
+SERIES=$KB/series
 REPO=$SERIES/linux
 SOUT=$SERIES/kbuild
 SOUT_W1=$SERIES/kbuild-w1	# the same configuration, for W=1 arch/x86/kvm/
@@ -155,7 +155,7 @@ need_cmd bc bc
 CC=gcc
 if command -v ccache >/dev/null 2>&1; then
 	CC="ccache gcc"
-	# $BUILD/series/{linux,kbuild} are laid out like $BUILD/{linux,kbuild}:
+	# $KB/series/{linux,kbuild} are laid out like $KB/{linux,kbuild}:
 	# the same relative paths, so make kernel's objects are hits too.
 	export CCACHE_BASEDIR=$BUILD
 fi
@@ -170,14 +170,14 @@ ver=$(make -s -C "$REPO" kernelversion)
 broken=""
 while read -r p <&3; do
 	name=${p%.patch}
-	[ -f "$TOP/patches/$p" ] || die "patches/series names $p, which does not exist"
+	[ -f "$PATCHES/$p" ] || die "patches/$KERNEL/series names $p, which does not exist"
 	applies="series: $name applies with git am on $ver"
 	if [ -n "$broken" ]; then
 		skip "$applies (after $broken)"
 		skip "series: $name builds on its own (after $broken)"
 		continue
 	fi
-	if ! "${GIT[@]}" am -q "$TOP/patches/$p" >"$LOGS/$name.am.log" 2>&1; then
+	if ! "${GIT[@]}" am -q "$PATCHES/$p" >"$LOGS/$name.am.log" 2>&1; then
 		not_ok "$applies" "$LOGS/$name.am.log"
 		"${GIT[@]}" am --abort >/dev/null 2>&1 || true
 		broken=$name
@@ -214,6 +214,6 @@ while read -r p <&3; do
 	else
 		not_ok "$built" "$log"
 	fi
-done 3< <(grep -v -e '^#' -e '^[[:space:]]*$' "$TOP/patches/series")
+done 3< <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
 
 [ "$failed" -eq 0 ] || die "the series is not bisectable (logs: $LOGS)"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Host-only unit tests of the ICR oracle: a hand-written table of ICR values
- * with the answers read off the SDM and the fastpath patch's rule, not off
- * KVM's code.  Prints KTAP.
+ * with the answers read off the SDM and the two fastpath policies' stated
+ * rules (ipi_oracle.h), not off KVM's code.  Prints KTAP.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +25,8 @@
 #define SH_ALLBUT	((uint64_t)ICR_SH_ALL_BUT_SELF << ICR_SHORTHAND_SHIFT)
 #define DEST(x)		((uint64_t)(x) << ICR_DEST_SHIFT)
 #define BCAST		DEST(0xffffffffU)
+#define ST		(1u << IPI_POLICY_SINGLE_TARGET)
+#define FD		(1u << IPI_POLICY_FAST_DELIVERY)
 
 /* Four vCPUs: two in logical cluster 0, two in cluster 1. */
 static const uint32_t ids[] = { 0, 1, 16, 17 };
@@ -35,62 +37,62 @@ struct oracle_case {
 	const char *what;
 	uint64_t icr;
 	unsigned int sender;
-	bool eligible;
+	unsigned int fast;	/* ST, FD: the policies that take the fastpath */
 	enum ipi_fate fate;
 	uint64_t targets;
 };
 
 static const struct oracle_case cases[] = {
-	{ "fixed physical to another vCPU", FIXED | ASSERT | DEST(1) | 0x40, 0, true, IPI_FATE_EACH, 0x2 },
-	{ "fixed physical to self by ID", FIXED | ASSERT | DEST(16) | 0x40, 2, true, IPI_FATE_EACH, 0x4 },
-	{ "fixed physical to a missing ID", FIXED | ASSERT | DEST(5) | 0x40, 0, true, IPI_FATE_EACH, 0 },
-	{ "fixed physical level-triggered", FIXED | ASSERT | LEVEL | DEST(1) | 0x41, 0, true, IPI_FATE_EACH, 0x2 },
+	{ "fixed physical to another vCPU", FIXED | ASSERT | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0x2 },
+	{ "fixed physical to self by ID", FIXED | ASSERT | DEST(16) | 0x40, 2, ST | FD, IPI_FATE_EACH, 0x4 },
+	{ "fixed physical to a missing ID", FIXED | ASSERT | DEST(5) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0 },
+	{ "fixed physical level-triggered", FIXED | ASSERT | LEVEL | DEST(1) | 0x41, 0, ST | FD, IPI_FATE_EACH, 0x2 },
 	/* broadcast was once accepted by the fastpath: it must not be */
-	{ "fixed physical broadcast", FIXED | ASSERT | BCAST | 0x40, 1, false, IPI_FATE_EACH, ALL },
-	{ "fixed logical, one bit", FIXED | ASSERT | LOGICAL | DEST(0x2) | 0x40, 0, false, IPI_FATE_EACH, 0x2 },
-	{ "fixed logical, two bits", FIXED | ASSERT | LOGICAL | DEST(0x3) | 0x40, 3, false, IPI_FATE_EACH, 0x3 },
-	{ "fixed logical, other cluster", FIXED | ASSERT | LOGICAL | DEST(0x10003) | 0x40, 0, false, IPI_FATE_EACH, 0xc },
-	{ "fixed logical, bit of no vCPU", FIXED | ASSERT | LOGICAL | DEST(0x10004) | 0x40, 0, false, IPI_FATE_EACH, 0 },
-	{ "fixed logical broadcast", FIXED | ASSERT | LOGICAL | BCAST | 0x40, 0, false, IPI_FATE_EACH, ALL },
+	{ "fixed physical broadcast", FIXED | ASSERT | BCAST | 0x40, 1, 0, IPI_FATE_EACH, ALL },
+	{ "fixed logical, one bit", FIXED | ASSERT | LOGICAL | DEST(0x2) | 0x40, 0, FD, IPI_FATE_EACH, 0x2 },
+	{ "fixed logical, two bits", FIXED | ASSERT | LOGICAL | DEST(0x3) | 0x40, 3, FD, IPI_FATE_EACH, 0x3 },
+	{ "fixed logical, other cluster", FIXED | ASSERT | LOGICAL | DEST(0x10003) | 0x40, 0, FD, IPI_FATE_EACH, 0xc },
+	{ "fixed logical, bit of no vCPU", FIXED | ASSERT | LOGICAL | DEST(0x10004) | 0x40, 0, FD, IPI_FATE_EACH, 0 },
+	{ "fixed logical broadcast", FIXED | ASSERT | LOGICAL | BCAST | 0x40, 0, 0, IPI_FATE_EACH, ALL },
 	/* the first fastpath took shorthands: none of them is eligible */
-	{ "fixed self shorthand", FIXED | ASSERT | SH_SELF | DEST(1) | 0x40, 2, false, IPI_FATE_EACH, 0x4 },
-	{ "fixed all shorthand", FIXED | ASSERT | SH_ALL | 0x40, 2, false, IPI_FATE_EACH, ALL },
-	{ "fixed all-but-self shorthand", FIXED | ASSERT | SH_ALLBUT | DEST(1) | 0x40, 1, false, IPI_FATE_EACH, 0xd },
-	{ "fixed all-but-self, physical dest ignored", FIXED | ASSERT | SH_ALLBUT | DEST(3) | 0x40, 0, false, IPI_FATE_EACH, 0xe },
-	{ "fixed self level-triggered is invalid", FIXED | ASSERT | LEVEL | SH_SELF | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
-	{ "lowest-priority physical", LOWEST | ASSERT | DEST(17) | 0x40, 0, false, IPI_FATE_ONE_OF, 0x8 },
-	{ "lowest-priority logical, two bits", LOWEST | ASSERT | LOGICAL | DEST(0x10003) | 0x40, 0, false, IPI_FATE_ONE_OF, 0xc },
-	{ "lowest-priority logical, nobody", LOWEST | ASSERT | LOGICAL | DEST(0x20001) | 0x40, 0, false, IPI_FATE_EACH, 0 },
-	{ "lowest-priority self is invalid", LOWEST | ASSERT | SH_SELF | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
-	{ "nmi physical", NMI | ASSERT | DEST(16), 0, false, IPI_FATE_EACH, 0x4 },
-	{ "nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 3, false, IPI_FATE_EACH, 0x7 },
-	{ "nmi self is invalid", NMI | ASSERT | SH_SELF, 3, false, IPI_FATE_UNDEFINED, 0 },
-	{ "smi logical", SMI | ASSERT | LOGICAL | DEST(0x1), 1, false, IPI_FATE_EACH, 0x1 },
-	{ "smi level-triggered is invalid", SMI | ASSERT | LEVEL | DEST(1), 0, false, IPI_FATE_UNDEFINED, 0 },
-	{ "init physical", INIT | ASSERT | DEST(1), 0, false, IPI_FATE_EACH, 0x2 },
-	{ "init level de-assert sends nothing", INIT | LEVEL | SH_ALL, 0, false, IPI_FATE_EACH, 0 },
-	{ "startup physical", SIPI | ASSERT | DEST(17) | 0x9f, 0, false, IPI_FATE_EACH, 0x8 },
+	{ "fixed self shorthand", FIXED | ASSERT | SH_SELF | DEST(1) | 0x40, 2, FD, IPI_FATE_EACH, 0x4 },
+	{ "fixed all shorthand", FIXED | ASSERT | SH_ALL | 0x40, 2, 0, IPI_FATE_EACH, ALL },
+	{ "fixed all-but-self shorthand", FIXED | ASSERT | SH_ALLBUT | DEST(1) | 0x40, 1, 0, IPI_FATE_EACH, 0xd },
+	{ "fixed all-but-self, physical dest ignored", FIXED | ASSERT | SH_ALLBUT | DEST(3) | 0x40, 0, 0, IPI_FATE_EACH, 0xe },
+	{ "fixed self level-triggered is invalid", FIXED | ASSERT | LEVEL | SH_SELF | 0x40, 0, FD, IPI_FATE_UNDEFINED, 0 },
+	{ "lowest-priority physical", LOWEST | ASSERT | DEST(17) | 0x40, 0, FD, IPI_FATE_ONE_OF, 0x8 },
+	{ "lowest-priority logical, two bits", LOWEST | ASSERT | LOGICAL | DEST(0x10003) | 0x40, 0, FD, IPI_FATE_ONE_OF, 0xc },
+	{ "lowest-priority logical, nobody", LOWEST | ASSERT | LOGICAL | DEST(0x20001) | 0x40, 0, FD, IPI_FATE_EACH, 0 },
+	{ "lowest-priority self is invalid", LOWEST | ASSERT | SH_SELF | 0x40, 0, FD, IPI_FATE_UNDEFINED, 0 },
+	{ "nmi physical", NMI | ASSERT | DEST(16), 0, FD, IPI_FATE_EACH, 0x4 },
+	{ "nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 3, 0, IPI_FATE_EACH, 0x7 },
+	{ "nmi self is invalid", NMI | ASSERT | SH_SELF, 3, FD, IPI_FATE_UNDEFINED, 0 },
+	{ "smi logical", SMI | ASSERT | LOGICAL | DEST(0x1), 1, FD, IPI_FATE_EACH, 0x1 },
+	{ "smi level-triggered is invalid", SMI | ASSERT | LEVEL | DEST(1), 0, FD, IPI_FATE_UNDEFINED, 0 },
+	{ "init physical", INIT | ASSERT | DEST(1), 0, FD, IPI_FATE_EACH, 0x2 },
+	{ "init level de-assert sends nothing", INIT | LEVEL | SH_ALL, 0, 0, IPI_FATE_EACH, 0 },
+	{ "startup physical", SIPI | ASSERT | DEST(17) | 0x9f, 0, FD, IPI_FATE_EACH, 0x8 },
 	/* illegal vectors are discarded by every receiver: nothing arrives */
-	{ "fixed vector 15 is illegal", FIXED | ASSERT | DEST(1) | 0x0f, 0, true, IPI_FATE_EACH, 0 },
-	{ "fixed vector 0 to all is illegal", FIXED | ASSERT | SH_ALL, 0, false, IPI_FATE_EACH, 0 },
-	{ "lowest-priority vector 2 is illegal", LOWEST | ASSERT | LOGICAL | DEST(0x3) | 0x02, 0, false, IPI_FATE_EACH, 0 },
-	{ "nmi ignores its vector field", NMI | ASSERT | DEST(1) | 0x02, 0, false, IPI_FATE_EACH, 0x2 },
+	{ "fixed vector 15 is illegal", FIXED | ASSERT | DEST(1) | 0x0f, 0, ST | FD, IPI_FATE_EACH, 0 },
+	{ "fixed vector 0 to all is illegal", FIXED | ASSERT | SH_ALL, 0, 0, IPI_FATE_EACH, 0 },
+	{ "lowest-priority vector 2 is illegal", LOWEST | ASSERT | LOGICAL | DEST(0x3) | 0x02, 0, FD, IPI_FATE_EACH, 0 },
+	{ "nmi ignores its vector field", NMI | ASSERT | DEST(1) | 0x02, 0, FD, IPI_FATE_EACH, 0x2 },
 	/* level de-assert: ignored on P6, level flag meaningless on xAPIC */
-	{ "fixed level de-assert", FIXED | LEVEL | DEST(1) | 0x40, 0, true, IPI_FATE_UNDEFINED, 0 },
-	{ "nmi level de-assert", NMI | LEVEL | DEST(1), 0, false, IPI_FATE_UNDEFINED, 0 },
-	{ "init level de-assert, physical", INIT | LEVEL | DEST(1), 0, false, IPI_FATE_EACH, 0 },
-	{ "fixed edge, level flag clear", FIXED | DEST(1) | 0x40, 0, true, IPI_FATE_EACH, 0x2 },
+	{ "fixed level de-assert", FIXED | LEVEL | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_UNDEFINED, 0 },
+	{ "nmi level de-assert", NMI | LEVEL | DEST(1), 0, FD, IPI_FATE_UNDEFINED, 0 },
+	{ "init level de-assert, physical", INIT | LEVEL | DEST(1), 0, FD, IPI_FATE_EACH, 0 },
+	{ "fixed edge, level flag clear", FIXED | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0x2 },
 	/* destinations beyond any vCPU */
-	{ "fixed physical 0xfffffffe is nobody", FIXED | ASSERT | DEST(0xfffffffeU) | 0x40, 0, true, IPI_FATE_EACH, 0 },
-	{ "fixed logical, absent cluster", FIXED | ASSERT | LOGICAL | DEST(0xffff0001U) | 0x40, 0, false, IPI_FATE_EACH, 0 },
-	{ "reserved delivery mode", RSVD_DM | ASSERT | DEST(1) | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
-	{ "extint by IPI", EXTINT | ASSERT | DEST(1) | 0x40, 0, false, IPI_FATE_UNDEFINED, 0 },
-	{ "reserved bit 13", FIXED | ASSERT | (1ULL << 13) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
-	{ "reserved bit 17", FIXED | ASSERT | (1ULL << 17) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
-	{ "reserved bit 31", FIXED | ASSERT | (1ULL << 31) | DEST(1) | 0x40, 0, false, IPI_FATE_GP, 0 },
-	{ "reserved bit 16 with an illegal vector", FIXED | ASSERT | (1ULL << 16) | DEST(1) | 0x01, 0, false, IPI_FATE_GP, 0 },
-	{ "reserved bit 20 in a level de-assert", INIT | LEVEL | (1ULL << 20) | DEST(1), 0, false, IPI_FATE_GP, 0 },
-	{ "bit 12 is not modelled as reserved", FIXED | ASSERT | ICR_DELIVERY_STATUS | DEST(1) | 0x40, 0, true, IPI_FATE_EACH, 0x2 },
+	{ "fixed physical 0xfffffffe is nobody", FIXED | ASSERT | DEST(0xfffffffeU) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0 },
+	{ "fixed logical, absent cluster", FIXED | ASSERT | LOGICAL | DEST(0xffff0001U) | 0x40, 0, FD, IPI_FATE_EACH, 0 },
+	{ "reserved delivery mode", RSVD_DM | ASSERT | DEST(1) | 0x40, 0, FD, IPI_FATE_UNDEFINED, 0 },
+	{ "extint by IPI", EXTINT | ASSERT | DEST(1) | 0x40, 0, FD, IPI_FATE_UNDEFINED, 0 },
+	{ "reserved bit 13", FIXED | ASSERT | (1ULL << 13) | DEST(1) | 0x40, 0, 0, IPI_FATE_GP, 0 },
+	{ "reserved bit 17", FIXED | ASSERT | (1ULL << 17) | DEST(1) | 0x40, 0, 0, IPI_FATE_GP, 0 },
+	{ "reserved bit 31", FIXED | ASSERT | (1ULL << 31) | DEST(1) | 0x40, 0, 0, IPI_FATE_GP, 0 },
+	{ "reserved bit 16 with an illegal vector", FIXED | ASSERT | (1ULL << 16) | DEST(1) | 0x01, 0, 0, IPI_FATE_GP, 0 },
+	{ "reserved bit 20 in a level de-assert", INIT | LEVEL | (1ULL << 20) | DEST(1), 0, 0, IPI_FATE_GP, 0 },
+	{ "bit 12 is not modelled as reserved", FIXED | ASSERT | ICR_DELIVERY_STATUS | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0x2 },
 };
 
 /* xAPIC: 8-bit destinations in ICR2[31:24], flat logical model. */
@@ -98,14 +100,14 @@ static const struct oracle_case cases[] = {
 static const uint8_t flat_ldr[] = { 0x01, 0x02, 0x04, 0x08 };
 
 static const struct oracle_case xapic_cases[] = {
-	{ "xapic fixed physical", FIXED | ASSERT | XDEST(16) | 0x40, 0, false, IPI_FATE_EACH, 0x4 },
-	{ "xapic fixed physical broadcast 0xff", FIXED | ASSERT | XDEST(0xff) | 0x40, 0, false, IPI_FATE_EACH, ALL },
-	{ "xapic fixed physical, no such ID", FIXED | ASSERT | XDEST(5) | 0x40, 0, false, IPI_FATE_EACH, 0 },
-	{ "xapic fixed logical, two bits", FIXED | ASSERT | LOGICAL | XDEST(0x06) | 0x40, 0, false, IPI_FATE_EACH, 0x6 },
-	{ "xapic fixed logical broadcast 0xff", FIXED | ASSERT | LOGICAL | XDEST(0xff) | 0x40, 0, false, IPI_FATE_EACH, ALL },
-	{ "xapic lowest-priority logical", LOWEST | ASSERT | LOGICAL | XDEST(0x0c) | 0x40, 0, false, IPI_FATE_ONE_OF, 0xc },
-	{ "xapic nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 2, false, IPI_FATE_EACH, 0xb },
-	{ "xapic reserved bit 13 does not fault", FIXED | ASSERT | (1ULL << 13) | XDEST(1) | 0x40, 0, false, IPI_FATE_EACH, 0x2 },
+	{ "xapic fixed physical", FIXED | ASSERT | XDEST(16) | 0x40, 0, 0, IPI_FATE_EACH, 0x4 },
+	{ "xapic fixed physical broadcast 0xff", FIXED | ASSERT | XDEST(0xff) | 0x40, 0, 0, IPI_FATE_EACH, ALL },
+	{ "xapic fixed physical, no such ID", FIXED | ASSERT | XDEST(5) | 0x40, 0, 0, IPI_FATE_EACH, 0 },
+	{ "xapic fixed logical, two bits", FIXED | ASSERT | LOGICAL | XDEST(0x06) | 0x40, 0, 0, IPI_FATE_EACH, 0x6 },
+	{ "xapic fixed logical broadcast 0xff", FIXED | ASSERT | LOGICAL | XDEST(0xff) | 0x40, 0, 0, IPI_FATE_EACH, ALL },
+	{ "xapic lowest-priority logical", LOWEST | ASSERT | LOGICAL | XDEST(0x0c) | 0x40, 0, 0, IPI_FATE_ONE_OF, 0xc },
+	{ "xapic nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 2, 0, IPI_FATE_EACH, 0xb },
+	{ "xapic reserved bit 13 does not fault", FIXED | ASSERT | (1ULL << 13) | XDEST(1) | 0x40, 0, 0, IPI_FATE_EACH, 0x2 },
 };
 
 struct format_case {
@@ -133,26 +135,40 @@ static void report(bool ok, const char *fmt_what, const char *what)
 		failures++;
 }
 
+/* The fastpath answers of @policy for @c, through every platform. */
+static bool check_policy(const struct oracle_case *c, enum ipi_policy policy,
+			 const char *buf)
+{
+	const struct ipi_platform live = { .fastpath_live = true, .policy = policy };
+	const struct ipi_platform slow = { .fastpath_live = false, .policy = policy };
+	const struct ipi_platform ipiv = { .fastpath_live = true, .ipi_virtualized = true,
+					   .policy = policy };
+	bool fast = c->fast & (1u << policy);
+
+	if (icr_takes_fastpath(c->icr, policy) != fast) {
+		printf("# %s: %s says %s, want %s\n", buf, ipi_policy_name(policy),
+		       fast ? "slow" : "fast", fast ? "fast" : "slow");
+		return false;
+	}
+	if (icr_expected_fastpath_hits(c->icr, &live) != fast ||
+	    icr_expected_fastpath_hits(c->icr, &slow) != 0 ||
+	    icr_expected_fastpath_hits(c->icr, &ipiv) != (fast ? -1 : 0)) {
+		printf("# %s: %s: wrong expected fastpath hits\n", buf,
+		       ipi_policy_name(policy));
+		return false;
+	}
+	return true;
+}
+
 static void check_case(const struct oracle_case *c)
 {
-	const struct ipi_platform live = { .fastpath_live = true };
-	const struct ipi_platform slow = { .fastpath_live = false };
-	const struct ipi_platform ipiv = { .fastpath_live = true, .ipi_virtualized = true };
 	struct ipi_expectation e = ipi_expect(c->icr, c->sender, ids, NR_VCPUS);
 	bool ok = true;
 	char buf[128];
 
 	icr_format(c->icr, buf, sizeof(buf));
-	if (icr_fastpath_eligible(c->icr) != c->eligible) {
-		printf("# %s: eligible=%d, want %d\n", buf, !c->eligible, c->eligible);
-		ok = false;
-	}
-	if (icr_expected_fastpath_hits(c->icr, &live) != (c->eligible ? 1 : 0) ||
-	    icr_expected_fastpath_hits(c->icr, &slow) != 0 ||
-	    icr_expected_fastpath_hits(c->icr, &ipiv) != (c->eligible ? -1 : 0)) {
-		printf("# %s: wrong expected fastpath hits\n", buf);
-		ok = false;
-	}
+	ok &= check_policy(c, IPI_POLICY_SINGLE_TARGET, buf);
+	ok &= check_policy(c, IPI_POLICY_FAST_DELIVERY, buf);
 	if (e.fate != c->fate ||
 	    ((c->fate == IPI_FATE_EACH || c->fate == IPI_FATE_ONE_OF) &&
 	     e.targets != c->targets)) {
@@ -174,6 +190,22 @@ static void check_illegal_vector(void)
 		  !icr_illegal_vector(INIT | LEVEL | DEST(1));
 
 	report(ok, "", "illegal vectors: fixed and lowest-priority below 16 only");
+}
+
+static void check_policy_of_kernel(void)
+{
+	enum ipi_policy p = IPI_POLICY_SINGLE_TARGET;
+	bool ok = ipi_policy_of_kernel(6, 12) == IPI_POLICY_SINGLE_TARGET &&
+		  ipi_policy_of_kernel(6, 17) == IPI_POLICY_SINGLE_TARGET &&
+		  ipi_policy_of_kernel(5, 19) == IPI_POLICY_SINGLE_TARGET &&
+		  ipi_policy_of_kernel(6, 18) == IPI_POLICY_FAST_DELIVERY &&
+		  ipi_policy_of_kernel(7, 2) == IPI_POLICY_FAST_DELIVERY &&
+		  ipi_policy_parse("fast-delivery", &p) && p == IPI_POLICY_FAST_DELIVERY &&
+		  ipi_policy_parse("single-target", &p) && p == IPI_POLICY_SINGLE_TARGET &&
+		  !ipi_policy_parse("fast", &p) &&
+		  !strcmp(ipi_policy_name(IPI_POLICY_FAST_DELIVERY), "fast-delivery");
+
+	report(ok, "", "policies: fast-delivery from 6.18, names round-trip");
 }
 
 static void check_xapic_case(const struct oracle_case *c)
@@ -224,7 +256,7 @@ int main(void)
 	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
 	unsigned int i;
 
-	printf("TAP version 13\n1..%u\n", nr_cases + nr_xapic + nr_formats + 2);
+	printf("TAP version 13\n1..%u\n", nr_cases + nr_xapic + nr_formats + 3);
 	for (i = 0; i < nr_cases; i++)
 		check_case(&cases[i]);
 	for (i = 0; i < nr_xapic; i++)
@@ -233,6 +265,7 @@ int main(void)
 		check_format(&formats[i]);
 	check_round_trip();
 	check_illegal_vector();
+	check_policy_of_kernel();
 	printf("# Totals: pass:%u fail:%u\n", test_nr - failures, failures);
 	return failures ? 1 : 0;
 }

@@ -3,7 +3,9 @@
  * Probe the host KVM's IPI fastpath capabilities; see ipi_platform.h.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "processor.h"
 #include "ipi_platform.h"
@@ -47,9 +49,31 @@ void ipi_fastpath_switch_set(bool on)
 		    "%s did not change", path);
 }
 
+/*
+ * The fastpath policy of the running kernel, from its release, unless
+ * KVM_IPI_POLICY names one ("single-target" or "fast-delivery"): that
+ * checks a kernel against the other generation's rule, which must fail.
+ */
+static enum ipi_policy policy_probe(void)
+{
+	const char *forced = getenv("KVM_IPI_POLICY");
+	unsigned int major = 0, minor = 0;
+	enum ipi_policy policy;
+	struct utsname u;
+
+	if (forced) {
+		TEST_ASSERT(ipi_policy_parse(forced, &policy),
+			    "KVM_IPI_POLICY=%s: use single-target or fast-delivery", forced);
+		return policy;
+	}
+	TEST_ASSERT(!uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2,
+		    "cannot read the kernel release");
+	return ipi_policy_of_kernel(major, minor);
+}
+
 struct ipi_platform ipi_platform_probe(void)
 {
-	struct ipi_platform p = {};
+	struct ipi_platform p = { .policy = policy_probe() };
 
 	/*
 	 * KVM_INTEL and KVM_AMD may both be built in, so their parameters
@@ -81,8 +105,9 @@ void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size)
 	else
 		snprintf(buf, size, "unknown-vendor");
 
-	snprintf(buf + strlen(buf), size - strlen(buf), " switch=%c fastpath=%s%s",
+	snprintf(buf + strlen(buf), size - strlen(buf), " switch=%c fastpath=%s policy=%s%s%s",
 		 module_param("kvm", ICR_FASTPATH_SWITCH),
-		 p->fastpath_live ? "live" : "off",
+		 p->fastpath_live ? "live" : "off", ipi_policy_name(p->policy),
+		 getenv("KVM_IPI_POLICY") ? " (forced)" : "",
 		 p->ipi_virtualized ? " ipi-virtualization=on" : "");
 }

@@ -88,13 +88,44 @@ int icr_format(uint64_t raw, char *buf, size_t size);
 
 bool icr_illegal_vector(uint64_t raw);
 
-/* The rule of the fastpath patch: fixed, physical, no shorthand, not 0xffffffff. */
-bool icr_fastpath_eligible(uint64_t raw);
+/*
+ * Which ICR writes KVM completes in its fastpath, by kernel generation:
+ *
+ *  - single-target (Linux 5.x to 6.17, e.g. 6.12 LTS): a fixed IPI to one
+ *    physical destination, without shorthand and not to the broadcast ID.
+ *  - fast-delivery (Linux 6.18 and later): any IPI that KVM can deliver
+ *    through its map of the VM's APICs, without walking every vCPU.  That
+ *    takes every delivery mode, logical destinations and the self
+ *    shorthand; not the ALL and ALL-BUT-SELF shorthands, nor the broadcast
+ *    ID 0xffffffff, in either destination mode.
+ *
+ * Neither completes a write that faults (reserved bits).  The model assumes
+ * the VM's state the tests set up: every vCPU's APIC enabled, in x2APIC
+ * mode, with distinct x2APIC IDs, so that every logical destination is
+ * routable through the map.
+ */
+enum ipi_policy {
+	IPI_POLICY_SINGLE_TARGET,
+	IPI_POLICY_FAST_DELIVERY,
+};
+
+/* "single-target" or "fast-delivery" */
+const char *ipi_policy_name(enum ipi_policy policy);
+
+/* The policy of that name; false if there is none. */
+bool ipi_policy_parse(const char *name, enum ipi_policy *policy);
+
+/* The policy of the kernel release @major.@minor. */
+enum ipi_policy ipi_policy_of_kernel(unsigned int major, unsigned int minor);
+
+/* Does @policy complete a guest write of @raw in the fastpath? */
+bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy);
 
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
 	bool fastpath_live;	/* KVM reaches its ICR fastpath at all */
 	bool ipi_virtualized;	/* IPIv / x2AVIC: some writes never exit */
+	enum ipi_policy policy;	/* which writes the fastpath takes */
 };
 
 /*

@@ -480,7 +480,6 @@ struct vcpu_ctl {
 	pthread_t thread;
 	sem_t go;
 	bool done, running;
-	struct vcpu_stat hits;
 	unsigned int seed;
 	uint64_t disturbances[NR_DISTURBANCES];
 };
@@ -778,7 +777,7 @@ static void take_snapshot(struct snapshot *s)
 	memcpy(s->counts, host_counts, sizeof(s->counts));
 	s->hits = 0;
 	for (i = 0; have_stat && i < nr_vcpus; i++)
-		s->hits += vcpu_stat_read(&ctl[i].hits);
+		s->hits += vcpu_get_stat(ctl[i].vcpu, ICR_FASTPATH_STAT);
 }
 
 static bool counts_match(int n, const char *what, unsigned int s, unsigned int t,
@@ -918,7 +917,7 @@ static void setup_vm(unsigned int seed, unsigned int ops)
 	/* Stats fds first: they cannot be had while a vCPU runs. */
 	have_stat = true;
 	for (i = 0; i < nr_vcpus; i++)
-		have_stat &= vcpu_stat_open(ctl[i].vcpu, ICR_FASTPATH_STAT, &ctl[i].hits);
+		have_stat &= vcpu_has_stat(ctl[i].vcpu, ICR_FASTPATH_STAT);
 	ipi_platform_describe(&host_params->platform, desc, sizeof(desc));
 	ksft_print_msg("%u vCPUs, %u operations each per epoch, seed %u; platform: %s, stat %s\n",
 		       nr_vcpus, ops, seed, desc, have_stat ? ICR_FASTPATH_STAT : "absent");
@@ -998,8 +997,6 @@ int main(int argc, char *argv[])
 	for (i = 0; i < nr_vcpus; i++) {
 		TEST_ASSERT(ctl[i].done, "vCPU %u did not finish", i);
 		pthread_join(ctl[i].thread, NULL);
-		if (have_stat)
-			vcpu_stat_close(&ctl[i].hits);
 	}
 	kvm_vm_free(vm);
 	ksft_finished();

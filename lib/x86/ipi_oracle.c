@@ -3,6 +3,7 @@
  * Architectural model of x2APIC ICR writes; see ipi_oracle.h.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "ipi_oracle.h"
 
@@ -69,7 +70,55 @@ int icr_format(uint64_t raw, char *buf, size_t size)
 			icr.vector, extra);
 }
 
-bool icr_fastpath_eligible(uint64_t raw)
+static const char * const policy_names[] = {
+	[IPI_POLICY_SINGLE_TARGET] = "single-target",
+	[IPI_POLICY_FAST_DELIVERY] = "fast-delivery",
+};
+
+const char *ipi_policy_name(enum ipi_policy policy)
+{
+	return policy_names[policy];
+}
+
+bool ipi_policy_parse(const char *name, enum ipi_policy *policy)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
+		if (!strcmp(name, policy_names[i])) {
+			*policy = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+enum ipi_policy ipi_policy_of_kernel(unsigned int major, unsigned int minor)
+{
+	if (major > 6 || (major == 6 && minor >= 18))
+		return IPI_POLICY_FAST_DELIVERY;
+	return IPI_POLICY_SINGLE_TARGET;
+}
+
+/* Fixed, physical, no shorthand, not the broadcast ID. */
+static bool single_target(const struct icr *icr)
+{
+	return icr->mode == ICR_DM_FIXED && !icr->logical &&
+	       icr->shorthand == ICR_SH_NONE && icr->dest != X2APIC_BROADCAST;
+}
+
+/*
+ * Deliverable through the APIC map: to self, or to the destination field
+ * unless it is the broadcast ID (which goes to every APIC, as ALL does).
+ */
+static bool fast_delivery(const struct icr *icr)
+{
+	if (icr->shorthand == ICR_SH_SELF)
+		return true;
+	return icr->shorthand == ICR_SH_NONE && icr->dest != X2APIC_BROADCAST;
+}
+
+bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy)
 {
 	struct icr icr = icr_decode(raw);
 
@@ -77,13 +126,14 @@ bool icr_fastpath_eligible(uint64_t raw)
 	if (icr.reserved)
 		return false;
 
-	return icr.mode == ICR_DM_FIXED && !icr.logical &&
-	       icr.shorthand == ICR_SH_NONE && icr.dest != X2APIC_BROADCAST;
+	if (policy == IPI_POLICY_FAST_DELIVERY)
+		return fast_delivery(&icr);
+	return single_target(&icr);
 }
 
 int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p)
 {
-	if (!p->fastpath_live || !icr_fastpath_eligible(raw))
+	if (!p->fastpath_live || !icr_takes_fastpath(raw, p->policy))
 		return 0;
 
 	/*

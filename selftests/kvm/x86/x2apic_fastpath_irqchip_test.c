@@ -149,7 +149,6 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 {
 	bool lapic = f->kind != IRQCHIP_NONE;
 	struct kvm_vcpu *sender, *target;
-	struct vcpu_stat hits;
 	struct kvm_vm *vm;
 	bool have_stat;
 	int i;
@@ -157,14 +156,14 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 	vm = vm_create_irqchip_kind(f->kind);
 	sender = vm_vcpu_add(vm, 0, sender_code);
 	target = vm_vcpu_add(vm, TARGET_ID, target_code);
-	have_stat = vcpu_stat_open(sender, ICR_FASTPATH_STAT, &hits);
+	have_stat = vcpu_has_stat(sender, ICR_FASTPATH_STAT);
 	run_to_sync(target, 0);	/* x2APIC on, then parked for good */
 	run_to_sync(sender, 0);
 
 	for (i = 0; i < ARRAY_SIZE(icr_cases); i++) {
 		const struct icr_case *c = &icr_cases[i];
 		int want_hits = lapic ? icr_expected_fastpath_hits(c->icr, p) : 0;
-		uint64_t before = have_stat ? vcpu_stat_read(&hits) : 0;
+		uint64_t before = have_stat ? vcpu_get_stat(sender, ICR_FASTPATH_STAT) : 0;
 		uint8_t vector = c->icr & 0xff;
 		int icr_exits;
 		bool ok;
@@ -190,7 +189,7 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 			ksft_test_result_skip("%s, %s: path (IPI virtualization)\n",
 					      f->name, c->name);
 		} else {
-			uint64_t got = vcpu_stat_read(&hits) - before;
+			uint64_t got = vcpu_get_stat(sender, ICR_FASTPATH_STAT) - before;
 
 			if (got != (uint64_t)want_hits)
 				ksft_print_msg("%s, %s: fastpath +%lu, want +%d\n",
@@ -200,8 +199,6 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 		}
 	}
 
-	if (have_stat)
-		vcpu_stat_close(&hits);
 	kvm_vm_free(vm);
 }
 

@@ -190,7 +190,6 @@ struct vcpu_ctl {
 	sem_t go, stopped;
 	uint64_t sync;		/* argument of the last GUEST_SYNC */
 	bool done;
-	struct vcpu_stat hits;
 	struct kvm_regs first_regs;	/* to restart it after INIT / SIPI */
 	struct kvm_sregs first_sregs;
 	uint32_t fences;	/* fences sent to it so far */
@@ -542,12 +541,12 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 	}
 
 	if (have_stat)
-		hits = vcpu_stat_read(&ctl[s].hits);
+		hits = vcpu_get_stat(ctl[s].vcpu, ICR_FASTPATH_STAT);
 	for (i = 0; i < NR_VCPUS; i++)
 		resume(i);
 	wait_sync(s, SYNC_SENT, "writing the ICR");
 	if (have_stat)
-		hits = vcpu_stat_read(&ctl[s].hits) - hits;
+		hits = vcpu_get_stat(ctl[s].vcpu, ICR_FASTPATH_STAT) - hits;
 	resume(s);
 
 	for (i = 0; i < NR_VCPUS; i++)
@@ -698,11 +697,11 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 	host_cmd[s].fences = ctl[s].fences + 1;
 
 	if (have_stat)
-		hits = vcpu_stat_read(&ctl[s].hits);
+		hits = vcpu_get_stat(ctl[s].vcpu, ICR_FASTPATH_STAT);
 	resume(s);
 	wait_sync(s, SYNC_SENT, "writing the ICR");
 	if (have_stat)
-		hits = vcpu_stat_read(&ctl[s].hits) - hits;
+		hits = vcpu_get_stat(ctl[s].vcpu, ICR_FASTPATH_STAT) - hits;
 
 	for (i = 0; i < NR_VCPUS; i++) {
 		if (i == s)
@@ -832,7 +831,7 @@ static void run_matrix(void)
 	/* Stats fds first: they cannot be had while a vCPU runs. */
 	have_stat = true;
 	for (i = 0; i < NR_VCPUS; i++)
-		have_stat &= vcpu_stat_open(ctl[i].vcpu, ICR_FASTPATH_STAT, &ctl[i].hits);
+		have_stat &= vcpu_has_stat(ctl[i].vcpu, ICR_FASTPATH_STAT);
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	ksft_print_msg("%splatform: %s, stat %s\n", run_label, desc,
 		       have_stat ? ICR_FASTPATH_STAT : "absent");
@@ -866,8 +865,6 @@ static void run_matrix(void)
 		wait_stop(i, "exiting");
 		TEST_ASSERT(ctl[i].done, "vCPU %u did not finish", apic_ids[i]);
 		pthread_join(ctl[i].thread, NULL);
-		if (have_stat)
-			vcpu_stat_close(&ctl[i].hits);
 	}
 	kvm_vm_free(vm);
 }

@@ -384,7 +384,6 @@ static struct kvm_vcpu *vcpus[NR_VCPUS];
 static struct guest_obs *host_obs;
 static uint32_t *host_op, *host_fences;
 static uint64_t *host_icr;
-static struct vcpu_stat hits;
 static struct ipi_platform platform;
 
 /* Run vCPU @i to its next GUEST_SYNC; it never halts, so this returns. */
@@ -464,7 +463,7 @@ static void drain_all(uint64_t icr, struct outcome *o)
 
 static uint64_t hits_now(void)
 {
-	return vcpu_stat_read(&hits);
+	return vcpu_get_stat(vcpus[SENDER], ICR_FASTPATH_STAT);
 }
 
 static void write_by_guest(uint64_t icr, struct outcome *o)
@@ -814,7 +813,7 @@ static bool create_vm(void)
 	host_icr = guest_hva(vm, &icr_to_write, sizeof(icr_to_write));
 
 	/* Before the vCPU runs: its stats fd cannot be had while it does. */
-	if (!vcpu_stat_open(vcpus[SENDER], ICR_FASTPATH_STAT, &hits)) {
+	if (!vcpu_has_stat(vcpus[SENDER], ICR_FASTPATH_STAT)) {
 		kvm_vm_free(vm);
 		return false;
 	}
@@ -839,7 +838,6 @@ static void run_table(int run)
 		for (w = 0; w < NR_WAYS; w++)
 			write_one(w, values[v].icr, &outcomes[run][v][w]);
 
-	vcpu_stat_close(&hits);
 	kvm_vm_free(vm);
 	report_run(run);
 }

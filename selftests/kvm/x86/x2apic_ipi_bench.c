@@ -231,7 +231,7 @@ static uint64_t with_dest(bool xapic_mode, uint64_t icr, uint32_t dest)
 
 static void wait_receiver_ready(struct kvm_vm *vm)
 {
-	uint32_t *ready = addr_gva2hva(vm, (vm_vaddr_t)&rx_ready);
+	uint32_t *ready = addr_gva2hva(vm, (gva_t)&rx_ready);
 	time_t deadline = time(NULL) + 120;
 
 	while (!READ_ONCE(*ready)) {
@@ -259,7 +259,7 @@ static void bench_vm(bool xapic_mode)
 	rx_mode = RX_HALT;
 	sync_global_to_guest(vm, xapic);
 	sync_global_to_guest(vm, rx_mode);
-	guest_samples = addr_gva2hva(vm, (vm_vaddr_t)samples);
+	guest_samples = addr_gva2hva(vm, (gva_t)samples);
 
 	pthread_create(&thread, NULL, receiver_thread, receiver);
 	sender_run(sender, UCALL_SYNC);
@@ -290,7 +290,7 @@ static void bench_vm(bool xapic_mode)
 		sync_global_to_guest(vm, nr_samples);
 
 		for (rx = RX_HALT; rx <= RX_POLL; rx++) {
-			WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)&rx_mode), rx);
+			WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&rx_mode), rx);
 			sender_run(sender, UCALL_SYNC);
 
 			for (i = 0; raw && i < n_samples; i++)
@@ -309,7 +309,7 @@ static void bench_vm(bool xapic_mode)
 	if (ipi_fastpath_switch_available())
 		ipi_fastpath_switch_set(true);
 
-	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)&rx_mode), RX_EXIT);
+	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&rx_mode), RX_EXIT);
 	sender_run(sender, UCALL_DONE);
 	pthread_join(thread, NULL);
 	kvm_vm_free(vm);

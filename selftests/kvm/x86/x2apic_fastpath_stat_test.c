@@ -79,7 +79,6 @@ static const struct stat_case cases[] = {
 
 static struct kvm_vm *vm;
 static struct kvm_vcpu *sender, *receiver;
-static struct vcpu_stat sender_hits, receiver_hits;
 static bool have_stat;
 
 static void *receiver_thread(void *arg)
@@ -110,7 +109,7 @@ static double now(void)
 /* Poll a guest variable until it reaches @want or the deadline passes. */
 static bool wait_guest_u32(uint32_t *gva, uint32_t want)
 {
-	uint32_t *hva = addr_gva2hva(vm, (vm_vaddr_t)gva);
+	uint32_t *hva = addr_gva2hva(vm, (gva_t)gva);
 	double deadline = now() + WAIT_SECONDS;
 
 	while (READ_ONCE(*hva) < want) {
@@ -123,7 +122,7 @@ static bool wait_guest_u32(uint32_t *gva, uint32_t want)
 
 static uint32_t read_guest_u32(uint32_t *gva)
 {
-	return READ_ONCE(*(uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)gva));
+	return READ_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)gva));
 }
 
 /* Run the sender to its next GUEST_SYNC. */
@@ -151,10 +150,10 @@ static uint64_t send_one(uint64_t icr)
 	icr_to_send = icr;
 	sync_global_to_guest(vm, icr_to_send);
 	if (have_stat)
-		before = vcpu_stat_read(&sender_hits);
+		before = vcpu_get_stat(sender, ICR_FASTPATH_STAT);
 	sender_step();
 	if (have_stat)
-		after = vcpu_stat_read(&sender_hits);
+		after = vcpu_get_stat(sender, ICR_FASTPATH_STAT);
 	return after - before;
 }
 
@@ -218,7 +217,7 @@ static void check_debugfs(void)
 	}
 	n = fscanf(f, "%lu", &text);
 	fclose(f);
-	binary = vcpu_stat_read(&sender_hits) + vcpu_stat_read(&receiver_hits);
+	binary = vcpu_get_stat(sender, ICR_FASTPATH_STAT) + vcpu_get_stat(receiver, ICR_FASTPATH_STAT);
 	if (n != 1 || text != binary)
 		ksft_print_msg("%s reads %lu, binary stats sum to %lu\n",
 			       path, text, binary);
@@ -244,8 +243,8 @@ int main(void)
 	vm_install_exception_handler(vm, IPI_VECTOR, receiver_isr);
 
 	/* Before the receiver runs: its stats fd cannot be had while it does. */
-	have_stat = vcpu_stat_open(sender, ICR_FASTPATH_STAT, &sender_hits) &&
-		    vcpu_stat_open(receiver, ICR_FASTPATH_STAT, &receiver_hits);
+	have_stat = vcpu_has_stat(sender, ICR_FASTPATH_STAT) &&
+		    vcpu_has_stat(receiver, ICR_FASTPATH_STAT);
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	ksft_print_msg("platform: %s, stat %s\n", desc,
 		       have_stat ? ICR_FASTPATH_STAT : "absent");
@@ -264,7 +263,7 @@ int main(void)
 	 * here one from the host (KVM_SIGNAL_MSI), which works even where the
 	 * IPIs above were lost.
 	 */
-	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (vm_vaddr_t)&receiver_stop), 1);
+	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&receiver_stop), 1);
 	host_msi_send(vm, RECEIVER_ID, IPI_VECTOR);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += WAIT_SECONDS;
@@ -275,10 +274,6 @@ int main(void)
 	sync_global_to_guest(vm, icr_to_send);
 	vcpu_run(sender);
 	TEST_ASSERT_EQ(get_ucall(sender, NULL), UCALL_DONE);
-	if (have_stat) {
-		vcpu_stat_close(&sender_hits);
-		vcpu_stat_close(&receiver_hits);
-	}
 	kvm_vm_free(vm);
 	ksft_finished();
 }

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run a per-kernel script once for each kernel of $KERNELS (default: what
+# scripts/kernels.sh says), with KERNEL set.
+#
+#   -p        run the kernels side by side (emulators are single-threaded:
+#             two of them use our two cores), each with its output in
+#             $BUILD/logs/, printed in order when all have finished
+#   -c NAME   sum the kernels' $RESULTS/NAME.counts ("pass fail skip") into
+#             the top-level results directory and print the closing
+#             "N passed, N failed, N skipped" line
+#
+# usage: each-kernel.sh [-p] [-c NAME] SCRIPT [ARGS...]
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+parallel= counts=
+while getopts pc: opt; do
+	case $opt in
+	p) parallel=1 ;;
+	c) counts=$OPTARG ;;
+	*) die "usage: each-kernel.sh [-p] [-c NAME] SCRIPT [ARGS...]" ;;
+	esac
+done
+shift $((OPTIND - 1))
+kernels=${KERNELS:-$("$TOP/scripts/kernels.sh")} || exit 1
+top=$BUILD/results$dbg
+logs=$BUILD/logs
+mkdir -p "$logs" "$top"
+
+status=0
+declare -A pid start
+for k in $kernels; do
+	rm -f "$top/$k/$counts.counts"
+	start[$k]=$SECONDS
+	if [ -n "$parallel" ]; then
+		say "KERNEL=$k: $* (log: $logs/${1##*/}-$k.log)"
+		KERNEL=$k "$@" >"$logs/${1##*/}-$k.log" 2>&1 &
+		pid[$k]=$!
+	else
+		say "KERNEL=$k: $*"
+		KERNEL=$k "$@" || status=1
+		say "KERNEL=$k: ${1##*/} took $((SECONDS - start[$k])) s"
+	fi
+done
+if [ -n "$parallel" ]; then
+	for k in $kernels; do
+		wait "${pid[$k]}" || status=1
+		echo "==================== KERNEL=$k: $* ===================="
+		cat "$logs/${1##*/}-$k.log"
+	done
+	say "$* on kernels $kernels side by side: $((SECONDS - start[${kernels%% *}])) s"
+fi
+
+[ -n "$counts" ] || exit $status
+p=0 f=0 s=0
+for k in $kernels; do
+	if read -r kp kf ks <"$top/$k/$counts.counts" 2>/dev/null; then
+		p=$((p + kp)) f=$((f + kf)) s=$((s + ks))
+	else
+		echo "KERNEL=$k: $counts produced no result counts"
+		f=$((f + 1))
+	fi
+done
+echo "$p $f $s" >"$top/$counts.counts"
+if [ -f "$top/${kernels%% *}/results.tsv" ] && [ "$counts" = run ]; then
+	echo
+	echo "platform x kernel (checks passed/failed/skipped, expected failures as TODO):"
+	for k in $kernels; do
+		[ -f "$top/$k/results.tsv" ] && sed "s/^/$k\t/" "$top/$k/results.tsv"
+	done | awk -F'\t' '
+		{ key = $2 SUBSEP $1; plat[$2] = 1; kern[$1] = 1; n[key, $4]++ }
+		END {
+			printf "%-10s", "PLATFORM"; for (k in kern) ks = ks " " k
+			nk = split(substr(ks, 2), kl, " ")
+			for (i = 1; i <= nk; i++) printf "  %-22s", kl[i]; print ""
+			for (p in plat) {
+				printf "%-10s", p
+				for (i = 1; i <= nk; i++)
+					printf "  %-22s", sprintf("%d/%d/%d", n[p, kl[i], "pass"],
+						n[p, kl[i], "fail"], n[p, kl[i], "skip"])
+				print ""
+			}
+		}'
+fi
+echo
+echo "$p passed, $f failed, $s skipped"
+[ "$status" -eq 0 ] && [ "$f" -eq 0 ]

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Patch hygiene of one kernel's series (KERNEL=6.12 or 7.2): its files and
+# patches/$KERNEL/series agree, the selftests patch matches selftests/ and
+# lib/, every patch is checkpatch --strict clean with that tree's
+# checkpatch.pl, and the series is bisectable on the whole tree
+# (scripts/series-check.sh).  Prints "ok - ", "ok - ... # SKIP" and
+# "not ok - " lines, with "#" detail lines, for scripts/unit.sh to count.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+result() {	# result STATUS NAME [DETAIL FILE]
+	case $1 in
+	pass) echo "ok - $KERNEL: $2" ;;
+	skip) echo "ok - $KERNEL: $2 # SKIP" ;;
+	*) echo "not ok - $KERNEL: $2"
+	   [ -n "${3:-}" ] && sed 's/^/#   /' "$3" ;;
+	esac
+}
+
+work=$KB/unit
+mkdir -p "$work"
+
+# 3. Patch hygiene.
+missing=""
+while read -r p; do
+	[ -f "$PATCHES/$p" ] || missing="$missing $p"
+done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
+for p in "$PATCHES"/*.patch; do
+	grep -qx "${p##*/}" "$PATCHES/series" || missing="$missing (not in series: ${p##*/})"
+done
+if [ -z "$missing" ]; then
+	result pass "patches: series and files agree"
+else
+	echo "$missing" >"$work/series.log"
+	result fail "patches: series and files agree" "$work/series.log"
+fi
+
+if [ -f "$KTREE/.kvmipi-origin" ]; then
+	if "$TOP/scripts/patches.sh" --check >"$work/patches.log" 2>&1; then
+		result pass "patches: the selftests patch matches selftests/ and lib/"
+	else
+		result fail "patches: the selftests patch matches selftests/ and lib/" "$work/patches.log"
+	fi
+else
+	result skip "patches: no kernel tree yet (run 'make kernel')"
+fi
+
+# MAINTAINERS needs no update: KVM's entries already cover the new selftests
+# files, so checkpatch's FILE_PATH_CHANGES warning is ignored.
+if [ -x "$KTREE/scripts/checkpatch.pl" ]; then
+	for p in "$PATCHES"/*.patch; do
+		if (cd "$KTREE" && perl scripts/checkpatch.pl --strict --no-tree \
+			--ignore FILE_PATH_CHANGES -q "$p") \
+			>"$work/checkpatch.log" 2>&1; then
+			result pass "checkpatch --strict: ${p##*/}"
+		else
+			result fail "checkpatch --strict: ${p##*/}" "$work/checkpatch.log"
+		fi
+	done
+else
+	result skip "checkpatch: no kernel tree yet (run 'make kernel')"
+fi
+
+# 4. The series is bisectable: on a git repository of the whole tree,
+# each patch applies with git am, in order, and builds on its own
+# (scripts/series-check.sh prints ok / not ok lines; its progress goes to
+# stderr).
+"$TOP/scripts/series-check.sh" >"$work/series.out" 2> >(tee "$work/series.err" >&2)
+series_status=$?
+wait $!	# tee
+series_fail=0
+while IFS= read -r line; do
+	case $line in
+	"ok - "*" # SKIP") line=${line#ok - }; result skip "${line% # SKIP}" ;;
+	"ok - "*) result pass "${line#ok - }" ;;
+	"not ok - "*) result fail "${line#not ok - }"; series_fail=1 ;;
+	"#"*) echo "$line" ;;
+	esac
+done <"$work/series.out"
+exit 0
+if [ "$series_status" -ne 0 ] && [ "$series_fail" -eq 0 ]; then
+	result fail "series: scripts/series-check.sh ran" "$work/series.err"
+fi
+
