@@ -8,7 +8,7 @@
 #include "kvm_util.h"
 #include "vcpu_stats.h"
 
-bool vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name)
+bool __vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name)
 {
 	struct kvm_binary_stats *stats = &vcpu->stats;
 	struct kvm_stats_desc *desc;

@@ -14,6 +14,9 @@
 
 struct kvm_vcpu;
 
-bool vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name);
+bool __vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name);
+
+/* Like vcpu_get_stat(), @stat is the stat's name as an identifier. */
+#define vcpu_has_stat(vcpu, stat) __vcpu_has_stat(vcpu, #stat)
 
 #endif /* SELFTEST_KVM_VCPU_STATS_H */

@@ -16,7 +16,11 @@
 
 struct kvm_vcpu;
 
-bool vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name);
-uint64_t vcpu_get_stat(struct kvm_vcpu *vcpu, const char *name);
+bool __vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name);
+uint64_t __vcpu_get_stat(struct kvm_vcpu *vcpu, const char *name);
+
+/* @stat is the stat's name as an identifier, as in mainline's kvm_util. */
+#define vcpu_has_stat(vcpu, stat) __vcpu_has_stat(vcpu, #stat)
+#define vcpu_get_stat(vcpu, stat) __vcpu_get_stat(vcpu, #stat)
 
 #endif /* SELFTEST_KVM_VCPU_STATS_H */

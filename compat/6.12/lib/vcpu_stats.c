@@ -42,7 +42,7 @@ static struct kvm_stats_desc *find_desc(struct vcpu_stats_fd *s, const char *nam
 	return NULL;
 }
 
-bool vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name)
+bool __vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name)
 {
 	struct vcpu_stats_fd *s = stats_fd_of(vcpu);
 
@@ -61,7 +61,7 @@ bool vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name)
 	return find_desc(s, name);
 }
 
-uint64_t vcpu_get_stat(struct kvm_vcpu *vcpu, const char *name)
+uint64_t __vcpu_get_stat(struct kvm_vcpu *vcpu, const char *name)
 {
 	struct vcpu_stats_fd *s = stats_fd_of(vcpu);
 	struct kvm_stats_desc *desc;

@@ -156,18 +156,20 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 	vm = vm_create_irqchip_kind(f->kind);
 	sender = vm_vcpu_add(vm, 0, sender_code);
 	target = vm_vcpu_add(vm, TARGET_ID, target_code);
-	have_stat = vcpu_has_stat(sender, ICR_FASTPATH_STAT);
+	have_stat = vcpu_has_stat(sender, x2apic_icr_fastpath_writes);
 	run_to_sync(target, 0);	/* x2APIC on, then parked for good */
 	run_to_sync(sender, 0);
 
 	for (i = 0; i < ARRAY_SIZE(icr_cases); i++) {
 		const struct icr_case *c = &icr_cases[i];
 		int want_hits = lapic ? icr_expected_fastpath_hits(c->icr, p) : 0;
-		uint64_t before = have_stat ? vcpu_get_stat(sender, ICR_FASTPATH_STAT) : 0;
+		uint64_t before = 0;
 		uint8_t vector = c->icr & 0xff;
 		int icr_exits;
 		bool ok;
 
+		if (have_stat)
+			before = vcpu_get_stat(sender, x2apic_icr_fastpath_writes);
 		icr_to_write = c->icr;
 		sync_global_to_guest(vm, icr_to_write);
 		icr_exits = run_to_sync(sender, c->icr);
@@ -189,7 +191,7 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 			ksft_test_result_skip("%s, %s: path (IPI virtualization)\n",
 					      f->name, c->name);
 		} else {
-			uint64_t got = vcpu_get_stat(sender, ICR_FASTPATH_STAT) - before;
+			uint64_t got = vcpu_get_stat(sender, x2apic_icr_fastpath_writes) - before;
 
 			if (got != (uint64_t)want_hits)
 				ksft_print_msg("%s, %s: fastpath +%lu, want +%d\n",

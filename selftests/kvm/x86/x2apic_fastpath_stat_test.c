@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The x2apic_icr_fastpath_writes vCPU stat counts exactly the x2APIC ICR
- * writes that KVM completes in its fastpath: a fixed physical IPI to another
- * vCPU adds one (where the platform runs the fastpath), a fixed logical IPI
- * adds nothing, and both IPIs reach the receiver's interrupt handler.
+ * writes that KVM completes in its fastpath, where the platform runs it: a
+ * fixed physical IPI to another vCPU adds one under both policies, a fixed
+ * logical one adds one under fast-delivery (6.18+) and nothing under
+ * single-target (6.12), an ALL-BUT-SELF one adds nothing under either; every
+ * one of them reaches the receiver's interrupt handler.
  *
  * vCPU 0 sends, one ICR write per host round trip, so that the host reads
  * the stat right before and right after each write; vCPU 1 idles in HLT
@@ -75,6 +77,8 @@ static const struct stat_case cases[] = {
 	{ "fixed logical IPI to another vCPU",
 	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_LOGICAL | IPI_VECTOR |
 	  (uint64_t)(1 << RECEIVER_ID) << 32 },
+	{ "fixed all-but-self IPI",
+	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_ALLBUT | IPI_VECTOR },
 };
 
 static struct kvm_vm *vm;
@@ -150,10 +154,10 @@ static uint64_t send_one(uint64_t icr)
 	icr_to_send = icr;
 	sync_global_to_guest(vm, icr_to_send);
 	if (have_stat)
-		before = vcpu_get_stat(sender, ICR_FASTPATH_STAT);
+		before = vcpu_get_stat(sender, x2apic_icr_fastpath_writes);
 	sender_step();
 	if (have_stat)
-		after = vcpu_get_stat(sender, ICR_FASTPATH_STAT);
+		after = vcpu_get_stat(sender, x2apic_icr_fastpath_writes);
 	return after - before;
 }
 
@@ -217,7 +221,8 @@ static void check_debugfs(void)
 	}
 	n = fscanf(f, "%lu", &text);
 	fclose(f);
-	binary = vcpu_get_stat(sender, ICR_FASTPATH_STAT) + vcpu_get_stat(receiver, ICR_FASTPATH_STAT);
+	binary = vcpu_get_stat(sender, x2apic_icr_fastpath_writes) +
+		 vcpu_get_stat(receiver, x2apic_icr_fastpath_writes);
 	if (n != 1 || text != binary)
 		ksft_print_msg("%s reads %lu, binary stats sum to %lu\n",
 			       path, text, binary);
@@ -243,8 +248,8 @@ int main(void)
 	vm_install_exception_handler(vm, IPI_VECTOR, receiver_isr);
 
 	/* Before the receiver runs: its stats fd cannot be had while it does. */
-	have_stat = vcpu_has_stat(sender, ICR_FASTPATH_STAT) &&
-		    vcpu_has_stat(receiver, ICR_FASTPATH_STAT);
+	have_stat = vcpu_has_stat(sender, x2apic_icr_fastpath_writes) &&
+		    vcpu_has_stat(receiver, x2apic_icr_fastpath_writes);
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	ksft_print_msg("platform: %s, stat %s\n", desc,
 		       have_stat ? ICR_FASTPATH_STAT : "absent");

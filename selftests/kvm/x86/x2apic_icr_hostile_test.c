@@ -463,7 +463,7 @@ static void drain_all(uint64_t icr, struct outcome *o)
 
 static uint64_t hits_now(void)
 {
-	return vcpu_get_stat(vcpus[SENDER], ICR_FASTPATH_STAT);
+	return vcpu_get_stat(vcpus[SENDER], x2apic_icr_fastpath_writes);
 }
 
 static void write_by_guest(uint64_t icr, struct outcome *o)
@@ -813,7 +813,7 @@ static bool create_vm(void)
 	host_icr = guest_hva(vm, &icr_to_write, sizeof(icr_to_write));
 
 	/* Before the vCPU runs: its stats fd cannot be had while it does. */
-	if (!vcpu_has_stat(vcpus[SENDER], ICR_FASTPATH_STAT)) {
+	if (!vcpu_has_stat(vcpus[SENDER], x2apic_icr_fastpath_writes)) {
 		kvm_vm_free(vm);
 		return false;
 	}

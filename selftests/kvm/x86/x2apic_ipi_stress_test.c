@@ -777,7 +777,7 @@ static void take_snapshot(struct snapshot *s)
 	memcpy(s->counts, host_counts, sizeof(s->counts));
 	s->hits = 0;
 	for (i = 0; have_stat && i < nr_vcpus; i++)
-		s->hits += vcpu_get_stat(ctl[i].vcpu, ICR_FASTPATH_STAT);
+		s->hits += vcpu_get_stat(ctl[i].vcpu, x2apic_icr_fastpath_writes);
 }
 
 static bool counts_match(int n, const char *what, unsigned int s, unsigned int t,
@@ -917,7 +917,7 @@ static void setup_vm(unsigned int seed, unsigned int ops)
 	/* Stats fds first: they cannot be had while a vCPU runs. */
 	have_stat = true;
 	for (i = 0; i < nr_vcpus; i++)
-		have_stat &= vcpu_has_stat(ctl[i].vcpu, ICR_FASTPATH_STAT);
+		have_stat &= vcpu_has_stat(ctl[i].vcpu, x2apic_icr_fastpath_writes);
 	ipi_platform_describe(&host_params->platform, desc, sizeof(desc));
 	ksft_print_msg("%u vCPUs, %u operations each per epoch, seed %u; platform: %s, stat %s\n",
 		       nr_vcpus, ops, seed, desc, have_stat ? ICR_FASTPATH_STAT : "absent");
