@@ -7,7 +7,9 @@
 # linked so that they run from an initramfs.  Then write the run list the
 # guest follows: the upstream canaries, our tests, and our tests once more
 # through the kselftest runner (run_kselftest.sh), but for the long stress
-# test, which runs once.  Benchmarks are not run.
+# test, which runs once; and the stat test under the other kernel
+# generation's fastpath policy, which must fail on its path checks.
+# Benchmarks are not run.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 unset DEBUG	# ours, not the selftests' (tools/ Makefiles read DEBUG=1 as "-O0")
@@ -18,9 +20,11 @@ KVM=$KTREE/tools/testing/selftests/kvm
 [ -d "$KOUT/usr/include/linux" ] || die "no kernel headers in $KOUT/usr/include: run 'make kernel' first"
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || die "static libc missing: apt-get install libc6-dev"
 
+# The other generation's fastpath policy: the stat test run under it must
+# fail on its path checks (scripts/suite.sh, "@wrong-policy=").
 case $KERNEL in
-6.12) arch_dir=x86_64 makefile=Makefile ;;
-*) arch_dir=x86 makefile=Makefile.kvm ;;
+6.12) arch_dir=x86_64 makefile=Makefile wrong_policy=fast-delivery ;;
+*) arch_dir=x86 makefile=Makefile.kvm wrong_policy=single-target ;;
 esac
 ours=() runner=()
 for t in "$TOP"/selftests/kvm/x86/*.c; do
@@ -48,6 +52,7 @@ cp "$TOP/scripts/guest-kselftest.sh" "$TESTS_OUT/kselftest-run.sh"
 
 {
 	printf 'kvm/%s\n' "${CANARIES[@]}" "${ours[@]}"
+	echo "kvm/x2apic_fastpath_stat_test @wrong-policy=$wrong_policy"
 	printf 'kselftest-run.sh'
 	printf ' -t kvm:%s' "${runner[@]}"
 	echo

@@ -14,9 +14,14 @@ function finish(name, result, note) {
 
 BEGIN {
 	# a list line is "test [arguments]"
+	# "@..." words are part of the name (suite.sh prints them)
 	while ((getline t < list) > 0) {
-		split(t, words, " ")
-		want[++nwant] = words[1]
+		nw = split(t, words, " ")
+		name = words[1]
+		for (w = 2; w <= nw; w++)
+			if (words[w] ~ /^@/)
+				name = name " " words[w]
+		want[++nwant] = name
 	}
 	splat = "Kernel panic|Oops|BUG:|WARNING:|kernel BUG at|general protection fault|" \
 		"possible circular locking|inconsistent lock state|possible recursive locking|" \

@@ -9,6 +9,13 @@
 #
 # usage: suite.sh DIR TIMEOUT_SECONDS [LIST]  (LIST defaults to DIR/tests.list;
 # each line names a test, optionally followed by its arguments)
+#
+# A line "TEST @wrong-policy=POLICY" runs TEST with KVM_IPI_POLICY=POLICY,
+# the other kernel generation's fastpath rule, and inverts its verdict: it
+# passes only when path points fail ("not ok ...: fastpath +N" or "...:
+# path ...") and every delivery point still passes, which proves this
+# kernel's path checks can fail.  Where the fastpath cannot run
+# ("fastpath=off"), no rule can show: it SKIPs (exit status 4).
 dir=$1
 limit=$2
 list=${3:-$dir/tests.list}
@@ -32,11 +39,47 @@ uptime_s() {
 }
 
 echo "CAPS $(caps) kvm=$([ -c /dev/kvm ] && echo yes || echo no) cpus=$(grep -c ^processor /proc/cpuinfo)"
+# must_fail_on_path OUTPUT STATUS: the inverted verdict of a wrong-policy run.
+must_fail_on_path() {
+	if grep -q 'fastpath=off' "$1"; then
+		echo "# SKIP: the fastpath does not run here, no policy can show"
+		return 4
+	fi
+	if [ "$2" -eq 0 ]; then
+		echo "# FAIL: every path check passed under the wrong policy"
+		return 1
+	fi
+	if ! grep -qE '^ *not ok .*(: fastpath \+[0-9]|: path )' "$1"; then
+		echo "# FAIL: the test failed (status $2), but on no path check"
+		return 1
+	fi
+	if grep -qE '^ *not ok .*(: delivered|: outcome )' "$1"; then
+		echo "# FAIL: a delivery check failed too"
+		return 1
+	fi
+	echo "# ok: path checks failed under the wrong policy, deliveries passed"
+	return 0
+}
+
 while read -r t args; do
-	echo "TEST $t"
+	policy=
+	case $args in
+	@wrong-policy=*) policy=${args#@wrong-policy=}; args= ;;
+	esac
+	echo "TEST $t${policy:+ @wrong-policy=$policy}"
 	t0=$(uptime_s)
-	# shellcheck disable=SC2086 # a list line is "test [arguments]"
-	timeout -s KILL "$limit" "$dir/$t" $args 2>&1 </dev/null
-	echo "RC $? $t0 $(uptime_s)"
+	if [ -n "$policy" ]; then
+		KVM_IPI_POLICY=$policy timeout -s KILL "$limit" "$dir/$t" \
+			</dev/null >/tmp/wrong-policy.out 2>&1
+		rc=$?
+		cat /tmp/wrong-policy.out
+		must_fail_on_path /tmp/wrong-policy.out $rc
+		rc=$?
+	else
+		# shellcheck disable=SC2086 # a list line is "test [arguments]"
+		timeout -s KILL "$limit" "$dir/$t" $args 2>&1 </dev/null
+		rc=$?
+	fi
+	echo "RC $rc $t0 $(uptime_s)"
 done <"$list"
 echo "END"
