@@ -21,14 +21,14 @@ case $KERNEL in
 6.12)
 	ARCH_DIR=x86_64 MAKEFILE=Makefile
 	API_SED='s/\bgva_t\b/vm_vaddr_t/g; s/\bgpa_t\b/vm_paddr_t/g'
-	POLICY_TEXT="the single-target policy of Linux 6.12 (fixed, physical, no
-shorthand, not the broadcast ID)" ;;
+	POLICY_TEXT="the single-target policy of Linux 6.12: fixed delivery,
+physical destination, no shorthand, not the broadcast ID" ;;
 *)
 	ARCH_DIR=x86 MAKEFILE=Makefile.kvm
 	API_SED=
-	POLICY_TEXT="the fast-delivery policy of Linux 6.18 and later (every IPI the
-APIC map can deliver: not the ALL and ALL-BUT-SELF shorthands, nor the
-broadcast ID)" ;;
+	POLICY_TEXT="the fast-delivery policy of Linux 6.18 and later: every IPI
+the APIC map can deliver, not the ALL and ALL-BUT-SELF shorthands, nor
+the broadcast ID" ;;
 esac
 COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util
 base_mk=$KTREE/.kvmipi-pristine/$KVM/$MAKEFILE
@@ -96,8 +96,9 @@ git add -A
 git commit -q -s -F - <<MSG
 KVM: selftests: Add tests for the x2APIC ICR fastpath
 
-KVM completes some x2APIC ICR writes in a fastpath right after VM-exit:
-on this kernel, those of $POLICY_TEXT.
+KVM completes some x2APIC ICR writes in a fastpath right after VM-exit.
+On this kernel it takes those of
+$POLICY_TEXT.
 The fastpath's first version also took shorthand IPIs and a later fix
 was needed for the broadcast ID; neither mistake changed where IPIs
 went, so no delivery test could see them.

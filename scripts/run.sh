@@ -42,8 +42,8 @@ done
 
 echo
 [ -z "$kernel" ] || echo "$kernel"
-printf '%-10s %-36s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
-awk -F'\t' '{ printf "%-10s %-36s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
+printf '%-10s %-54s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
+awk -F'\t' '{ printf "%-10s %-54s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
 pass=$(awk -F'\t' '$3 == "pass"' "$rows" | wc -l)
 fail=$(awk -F'\t' '$3 == "fail"' "$rows" | wc -l)
 skip=$(awk -F'\t' '$3 == "skip"' "$rows" | wc -l)

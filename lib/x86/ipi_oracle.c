@@ -82,11 +82,11 @@ const char *ipi_policy_name(enum ipi_policy policy)
 
 bool ipi_policy_parse(const char *name, enum ipi_policy *policy)
 {
-	unsigned int i;
+	enum ipi_policy p;
 
-	for (i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
-		if (!strcmp(name, policy_names[i])) {
-			*policy = i;
+	for (p = IPI_POLICY_SINGLE_TARGET; p <= IPI_POLICY_FAST_DELIVERY; p++) {
+		if (!strcmp(name, policy_names[p])) {
+			*policy = p;
 			return true;
 		}
 	}
