@@ -6,9 +6,11 @@
 # Prints each phase's wall time and ends with the total "N passed, N failed,
 # N skipped" over all of them.
 set -uo pipefail
+user_results=${RESULTS:-}	# see each-kernel.sh
 . "$(dirname "$0")/common.sh"
+export RESULTS=$user_results
 
-top=$BUILD/results$dbg
+top=${RESULTS:-$BUILD/results$dbg}
 mkdir -p "$top"
 rm -f "$top"/unit.counts "$top"/run.counts "$top"/mutants.counts
 status=0 t0=$SECONDS

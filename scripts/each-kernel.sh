@@ -13,6 +13,9 @@
 #
 # usage: each-kernel.sh [-p] [-c NAME] SCRIPT [ARGS...]
 set -uo pipefail
+# RESULTS= from the user holds one directory per kernel; common.sh would
+# otherwise set (and, exported, pass on) the default kernel's.
+user_results=${RESULTS:-}
 . "$(dirname "$0")/common.sh"
 
 parallel= counts=
@@ -25,7 +28,7 @@ while getopts pc: opt; do
 done
 shift $((OPTIND - 1))
 kernels=${KERNELS:-$("$TOP/scripts/kernels.sh")} || exit 1
-top=$BUILD/results$dbg
+top=${user_results:-$BUILD/results$dbg}
 logs=$BUILD/logs
 mkdir -p "$logs" "$top"
 
@@ -36,11 +39,12 @@ for k in $kernels; do
 	start[$k]=$SECONDS
 	if [ -n "$parallel" ]; then
 		say "KERNEL=$k: $* (log: $logs/${1##*/}-$k.log)"
-		KERNEL=$k "$@" >"$logs/${1##*/}-$k.log" 2>&1 &
+		KERNEL=$k RESULTS=${user_results:+$user_results/$k} "$@" \
+			>"$logs/${1##*/}-$k.log" 2>&1 &
 		pid[$k]=$!
 	else
 		say "KERNEL=$k: $*"
-		KERNEL=$k "$@" || status=1
+		KERNEL=$k RESULTS=${user_results:+$user_results/$k} "$@" || status=1
 		say "KERNEL=$k: ${1##*/} took $((SECONDS - start[$k])) s"
 	fi
 done
@@ -64,6 +68,9 @@ for k in $kernels; do
 	fi
 done
 echo "$p $f $s" >"$top/$counts.counts"
+# make run: the policy picture from every kernel's matrix results
+[ "$counts" != run ] || KERNELS=$kernels RESULTS=$top "$TOP/scripts/policy-picture.sh" ||
+	echo "warning: no policy picture (scripts/policy-picture.sh failed)"
 if [ -f "$top/${kernels%% *}/results.tsv" ] && [ "$counts" = run ]; then
 	echo
 	echo "platform x kernel (checks passed/failed/skipped, expected failures as TODO):"

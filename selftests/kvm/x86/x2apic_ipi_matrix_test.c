@@ -311,6 +311,7 @@ struct group {
 	char name[64];
 	unsigned int tried, path_failed, outcome_failed;
 	unsigned int path_checked, outcome_checked;
+	unsigned int fast;	/* writes the stat saw take the fastpath */
 };
 
 /* Modes that disturb their target: sent only to vCPUs parked in the host. */
@@ -493,6 +494,7 @@ static void finish_round(unsigned int group, int s, uint64_t icr,
 	bool path_ok = true;
 
 	g->tried++;
+	g->fast += !!hits;
 	total_rounds++;
 	total_hits += hits;
 	if (have_stat && want_hits >= 0) {
@@ -780,6 +782,10 @@ static void report_groups(void)
 
 		why_skip = !have_stat ? "kernel has no " ICR_FASTPATH_STAT " stat" :
 			   "IPI virtualization may complete these without an exit";
+		/* One line per group for tables and pictures (docs/matrix.md). */
+		ksft_print_msg("%spath summary: %s: %u of %u fast, %u disagree with %s\n",
+			       run_label, g->name, g->fast, g->tried, g->path_failed,
+			       ipi_policy_name(platform.policy));
 		if (!g->path_checked)
 			ksft_test_result_skip("%s%s: path (%s)\n", run_label, g->name,
 					      why_skip);
