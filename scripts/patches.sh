@@ -6,8 +6,11 @@
 # tools/testing/selftests/kvm/Makefile gains their entries.  The output is
 # byte-for-byte reproducible (fixed author, dates, no signature).
 #
-#   patches.sh          write patches/$NAME when it changed
-#   patches.sh --check  fail if patches/$NAME differs from the sources
+# It also regenerates the diffstat that ends the cover letter.
+#
+#   patches.sh          write patches/$KERNEL/$NAME (and the cover letter's
+#                       diffstat) when it changed
+#   patches.sh --check  fail if either differs from the sources
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -137,6 +140,30 @@ Path checks are skipped on kernels without the stat, and where IPI
 virtualization (IPIv, AVIC) may complete writes without an exit.
 MSG
 git format-patch -1 --start-number 3 --no-signature --stdout HEAD >"$work/$NAME"
+
+# The cover letter ends with the series' diffstat: the series (with this
+# 0003) applied with git am onto the pristine copies of the files it touches.
+cover=$PATCHES/0000-cover-letter.txt
+stat=$KB/coverstat
+rm -rf "$stat"
+mkdir -p "$stat"
+cp -r "$KTREE/.kvmipi-pristine/." "$stat/"
+git -C "$stat" init -q
+git -C "$stat" add -A
+git -C "$stat" commit -q -m base
+git -C "$stat" tag base
+for p in $(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series"); do
+	[ "$p" = "$NAME" ] && p=$work/$NAME || p=$PATCHES/$p
+	git -C "$stat" am -q "$p" || die "${p##*/} does not apply to the pristine files"
+done
+if ! grep -qx "$NAME" "$PATCHES/series"; then
+	git -C "$stat" am -q "$work/$NAME" || die "$NAME does not apply to the pristine files"
+fi
+[ -f "$cover" ] || die "patches/$KERNEL/0000-cover-letter.txt missing"
+# the cover letter up to its diffstat (the last block of " path | n" lines)
+awk '/^ .*\| +[0-9]+ /, /^ [0-9]+ files? changed/ { next } { print }' "$cover" |
+	sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$work/cover"
+{ echo; git -C "$stat" diff --stat=72 base HEAD; } >>"$work/cover"
 cd "$TOP"
 
 case "${1:-}" in
@@ -145,11 +172,19 @@ case "${1:-}" in
 		diff -u "$PATCHES/$NAME" "$work/$NAME" | head -40 >&2 || true
 		die "patches/$KERNEL/$NAME does not match selftests/ and lib/: run 'make patches' and commit it"
 	fi
+	if ! cmp -s "$work/cover" "$cover"; then
+		diff -u "$cover" "$work/cover" | head -40 >&2 || true
+		die "patches/$KERNEL/0000-cover-letter.txt has a stale diffstat: run 'make patches' and commit it"
+	fi
 	;;
 *)
 	if ! cmp -s "$work/$NAME" "$PATCHES/$NAME"; then
 		cp "$work/$NAME" "$PATCHES/$NAME"
 		say "regenerated patches/$KERNEL/$NAME"
+	fi
+	if ! cmp -s "$work/cover" "$cover"; then
+		cp "$work/cover" "$cover"
+		say "regenerated the diffstat of patches/$KERNEL/0000-cover-letter.txt"
 	fi
 	grep -qx "$NAME" "$PATCHES/series" 2>/dev/null || echo "$NAME" >>"$PATCHES/series"
 	;;

@@ -39,9 +39,9 @@ fi
 
 if [ -f "$KTREE/.kvmipi-origin" ]; then
 	if "$TOP/scripts/patches.sh" --check >"$work/patches.log" 2>&1; then
-		result pass "patches: the selftests patch matches selftests/ and lib/"
+		result pass "patches: the selftests patch matches selftests/ and lib/, the cover letter's diffstat the series"
 	else
-		result fail "patches: the selftests patch matches selftests/ and lib/" "$work/patches.log"
+		result fail "patches: the selftests patch matches selftests/ and lib/, the cover letter's diffstat the series" "$work/patches.log"
 	fi
 else
 	result skip "patches: no kernel tree yet (run 'make kernel')"
