@@ -7,8 +7,8 @@
 # linked so that they run from an initramfs.  Then write the run list the
 # guest follows: the upstream canaries, our tests, and our tests once more
 # through the kselftest runner (run_kselftest.sh), but for the long stress
-# test, which runs once; and the stat test under the other kernel
-# generation's fastpath policy, which must fail on its path checks.
+# test, which runs once; and the stat and VM-state tests under the other
+# kernel generation's fastpath policy, which must fail on their path checks.
 # Benchmarks are not run.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -52,7 +52,8 @@ cp "$TOP/scripts/guest-kselftest.sh" "$TESTS_OUT/kselftest-run.sh"
 
 {
 	printf 'kvm/%s\n' "${CANARIES[@]}" "${ours[@]}"
-	echo "kvm/x2apic_fastpath_stat_test @wrong-policy=$wrong_policy"
+	printf 'kvm/%s @wrong-policy=%s\n' x2apic_fastpath_stat_test "$wrong_policy" \
+		x2apic_fastpath_vm_state_test "$wrong_policy"
 	printf 'kselftest-run.sh'
 	printf ' -t kvm:%s' "${runner[@]}"
 	echo

@@ -1,13 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Draw what the matrix measured, per kernel, as one picture: rows are the
-# matrix's x2APIC groups of ICR writes, columns kernel x platform; a cell's
-# colour is the share of its writes that took the fastpath (by the stat),
-# its label "fast/writes", and "!" marks a cell where some write's path
-# disagreed with the oracle's policy for that kernel.  Reads the
-# "path summary:" lines of build/results/<kernel>/<platform>/console.log;
-# writes build/results/policy.png and policy.tsv.  Run by make run.
+# Draw what the tests measured about the fastpath's policy, per kernel:
+#
+#   policy.png         rows: ICR kinds of x2apic_fastpath_vm_state_test;
+#                      columns: kernel x VM-wide APIC state (bochs-vmx, where
+#                      the fastpath runs)
+#   policy-matrix.png  rows: the IPI matrix's x2APIC groups; columns:
+#                      kernel x platform
+#
+# A cell's colour is the share of its writes that took the fastpath (by the
+# stat), its label "fast/writes", and "!" marks a cell where a write's path
+# disagreed with the oracle's policy for that kernel.  Reads the "path
+# summary:" and "vm-state path:" lines of build/results/<kernel>/*/console.log;
+# writes the pictures and their .tsv data to build/results/.  Run by make run.
 #
 # usage: policy-picture.sh
 set -euo pipefail
@@ -16,65 +22,81 @@ top=${RESULTS:-}	# the top-level results, not one kernel's
 top=${top:-$BUILD/results$dbg}
 kernels=${KERNELS:-$("$TOP/scripts/kernels.sh")}
 need_cmd gnuplot gnuplot-nox
-tsv=$top/policy.tsv
-: >"$tsv"
-cols=()
-for k in $kernels; do
-	for log in "$top/$k"/*/console.log; do
-		[ -f "$log" ] || continue
-		p=${log%/console.log}
-		p=${p##*/}
-		# the fastpath-on run, x2APIC groups only (xAPIC writes are MMIO)
-		sed -n 's/\r$//; /@@ # path summary: xapic /d; s/^.*@@ # path summary: //p' "$log" |
-			awk -v col="$k $p" -F': ' '{
-				split($2, w, " ")	# "N of M fast, D disagree with POLICY"
-				printf "%s\t%s\t%s\t%s\t%s\t%s\n", col, $1, w[1], w[3], w[5], w[8]
-			}' >>"$tsv"
-		grep -q "^$k $p	" "$tsv" && cols+=("$k $p")
-	done
-done
-[ ${#cols[@]} -gt 0 ] || { say "no matrix results to draw"; exit 0; }
 
-# gnuplot matrix: one row per group, in the matrix's order, one column per
-# kernel x platform; then one label per cell.
-dat=$top/policy.dat
-rm -f "$tsv".labels "$tsv".rows "$tsv".cols
-awk -F'\t' '
-	BEGIN { nrows = 0; ncol = 0 }
-	!($2 in row) { row[$2] = nrows; names[nrows++] = $2 }
-	!($1 in col) { col[$1] = ncol; cnames[ncol++] = $1 }
-	{ v[row[$2], col[$1]] = $4 ? $3 / $4 : 0
-	  l[row[$2], col[$1]] = $3 "/" $4 ($5 > 0 ? " !" : "") }
-	END {
-		for (r = 0; r < nrows; r++) {
+# collect NAME PLATFORMS SED: "column<TAB>row<TAB>fast<TAB>writes<TAB>disagree"
+# rows from each kernel's console logs of PLATFORMS ("*" for all), where SED
+# turns a log into "column-suffix: row: N of M fast, D disagree ..." lines.
+collect() {
+	local tsv=$top/$1.tsv platforms=$2 script=$3 k log p
+	: >"$tsv"
+	for k in $kernels; do
+		for log in "$top/$k"/$platforms/console.log; do
+			[ -f "$log" ] || continue
+			p=${log%/console.log}
+			p=${p##*/}
+			sed -n "s/\r\$//; $script" "$log" |
+				awk -v k="$k" -v p="$p" -F': ' '{
+					n = split($NF, w, " ")	# "N of M fast, D disagree with POLICY"
+					col = NF > 2 ? k " " $1 : k " " p
+					printf "%s\t%s\t%s\t%s\t%s\n", col, $(NF - 1), w[1], w[3], w[5]
+				}' >>"$tsv"
+		done
+	done
+}
+
+# draw NAME TITLE: NAME.tsv -> NAME.png
+draw() {
+	local tsv=$top/$1.tsv dat=$top/$1.dat nrows ncols
+	[ -s "$tsv" ] || { say "$1: nothing measured to draw"; return 0; }
+	rm -f "$tsv".labels "$tsv".rows "$tsv".cols
+	awk -F'\t' '
+		BEGIN { nrows = 0; ncol = 0 }
+		!($2 in row) { row[$2] = nrows; names[nrows++] = $2 }
+		!($1 in col) { col[$1] = ncol; cnames[ncol++] = $1 }
+		{ f[row[$2], col[$1]] += $3; n[row[$2], col[$1]] += $4; d[row[$2], col[$1]] += $5 }
+		END {
+			for (r = 0; r < nrows; r++) {
+				for (c = 0; c < ncol; c++)
+					printf "%s%.3f", c ? " " : "", n[r, c] ? f[r, c] / n[r, c] : 0
+				print ""
+			}
+			for (r = 0; r < nrows; r++) {
+				for (c = 0; c < ncol; c++) {
+					label = "-"
+					if ((r, c) in n)
+						label = f[r, c] "/" n[r, c] (d[r, c] ? " !" : "")
+					printf "%d %d \"%s\"\n", c, r, label > (FILENAME ".labels")
+				}
+			}
+			for (r = 0; r < nrows; r++)
+				printf "%d \"%s\"\n", r, names[r] > (FILENAME ".rows")
 			for (c = 0; c < ncol; c++)
-				printf "%s%.3f", c ? " " : "", v[r, c]
-			print ""
-		}
-		for (r = 0; r < nrows; r++)
-			for (c = 0; c < ncol; c++)
-				printf "%d %d \"%s\"\n", c, r, l[r, c] > (FILENAME ".labels")
-		for (r = 0; r < nrows; r++)
-			printf "%d \"%s\"\n", r, names[r] > (FILENAME ".rows")
-		for (c = 0; c < ncol; c++)
-			printf "%d \"%s\"\n", c, cnames[c] > (FILENAME ".cols")
-	}' "$tsv" >"$dat"
-nrows=$(wc -l <"$dat")
-{
-	echo "set terminal pngcairo size $((360 + 170 * ${#cols[@]})),$((140 + 22 * nrows)) noenhanced font ',10'"
-	echo "set output '$top/policy.png'"
-	echo "set title \"x2APIC ICR writes of the IPI matrix: the share that took the fastpath (by the stat)\\n'!': a write whose path disagreed with the oracle's policy for that kernel\""
-	echo "unset key; set cbrange [0:1]; set cblabel 'fraction fast'"
-	echo "set palette defined (0 '#f4f4f4', 1 '#d94f2b')"
-	echo "set yrange [$nrows - 0.5:-0.5]; set xrange [-0.5:${#cols[@]} - 0.5]"
-	printf 'set ytics ('
-	awk '{ $1 = $1; n = $1; $1 = ""; printf "%s%s %s", (NR > 1 ? ", " : ""), substr($0, 2), n }' "$tsv.rows"
-	echo ')'
-	printf 'set x2tics ('
-	awk '{ n = $1; $1 = ""; printf "%s%s %s", (NR > 1 ? ", " : ""), substr($0, 2), n }' "$tsv.cols"
-	echo '); unset xtics'
-	echo "set lmargin 28"
-	echo "plot '$dat' matrix with image, '$tsv.labels' using 1:2:3 with labels"
-} >"$top/policy.gp"
-gnuplot "$top/policy.gp"
-say "policy picture: $top/policy.png (data: $tsv)"
+				printf "%d \"%s\"\n", c, cnames[c] > (FILENAME ".cols")
+		}' "$tsv" >"$dat"
+	nrows=$(wc -l <"$dat")
+	ncols=$(wc -l <"$tsv.cols")
+	{
+		echo "set terminal pngcairo size $((330 + 120 * ncols)),$((200 + 24 * nrows)) noenhanced font ',9'"
+		echo "set output '$top/$1.png'"
+		echo "set title \"$2\\\\n'!': a write whose path disagreed with the oracle's policy for that kernel\""
+		echo "unset key; set cbrange [0:1]; set cblabel 'fraction of writes that took the fastpath'"
+		echo "set palette defined (0 '#f4f4f4', 1 '#d94f2b')"
+		echo "set yrange [$nrows - 0.5:-0.5]; set xrange [-0.5:$ncols - 0.5]"
+		printf 'set ytics ('
+		awk '{ n = $1; $1 = ""; printf "%s%s %s", (NR > 1 ? ", " : ""), substr($0, 2), n }' "$tsv.rows"
+		echo ')'
+		printf 'set x2tics rotate by 30 left ('
+		awk '{ n = $1; $1 = ""; printf "%s%s %s", (NR > 1 ? ", " : ""), substr($0, 2), n }' "$tsv.cols"
+		echo '); unset xtics'
+		echo "set lmargin 30; set tmargin 12"
+		echo "plot '$dat' matrix with image, '$tsv.labels' using 1:2:3 with labels"
+	} >"$top/$1.gp"
+	gnuplot "$top/$1.gp"
+	say "$1: $top/$1.png (data: $tsv)"
+}
+
+collect policy bochs-vmx 's/^.*@@ # vm-state path: //p'
+draw policy "x2APIC ICR fastpath by kernel and VM-wide APIC state (bochs-vmx, x2apic_fastpath_vm_state_test)"
+# the matrix's fastpath-on run, x2APIC groups only (xAPIC writes are MMIO)
+collect policy-matrix '*' '/@@ # path summary: xapic /d; s/^.*@@ # path summary: //p'
+draw policy-matrix "x2APIC ICR writes of the IPI matrix that took the fastpath, by kernel and platform"

@@ -53,7 +53,7 @@ must_fail_on_path() {
 		echo "# FAIL: the test failed (status $2), but on no path check"
 		return 1
 	fi
-	if grep -qE '^ *not ok .*(: delivered|: outcome )' "$1"; then
+	if grep -qE '^ *not ok .*(: delivered|: outcome)' "$1"; then
 		echo "# FAIL: a delivery check failed too"
 		return 1
 	fi

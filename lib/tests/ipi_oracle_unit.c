@@ -192,6 +192,71 @@ static void check_illegal_vector(void)
 	report(ok, "", "illegal vectors: fixed and lowest-priority below 16 only");
 }
 
+/* VM-wide APIC states: vCPU 3 (ID 17, cluster 1) is the odd one. */
+static const enum apic_state one_xapic[] = {
+	APIC_STATE_X2APIC, APIC_STATE_X2APIC, APIC_STATE_X2APIC, APIC_STATE_XAPIC };
+static const enum apic_state one_hw_off[] = {
+	APIC_STATE_X2APIC, APIC_STATE_X2APIC, APIC_STATE_X2APIC, APIC_STATE_HW_DISABLED };
+static const enum apic_state one_sw_off[] = {
+	APIC_STATE_X2APIC, APIC_STATE_X2APIC, APIC_STATE_X2APIC, APIC_STATE_SW_DISABLED };
+
+struct vm_case {
+	const char *what;
+	const enum apic_state *apic;
+	uint64_t icr;
+	unsigned int fast;	/* ST, FD */
+	enum ipi_fate fate;
+	uint64_t targets, unchecked;
+};
+
+static const struct vm_case vm_cases[] = {
+	{ "one xAPIC: fixed physical stays fast", one_xapic,
+	  FIXED | ASSERT | DEST(1) | 0x40, ST | FD, IPI_FATE_EACH, 0x2, 0 },
+	{ "one xAPIC: fixed logical is not routable", one_xapic,
+	  FIXED | ASSERT | LOGICAL | DEST(0x2) | 0x40, 0, IPI_FATE_EACH, 0x2, 0 },
+	{ "one xAPIC: nmi logical to it, unchecked", one_xapic,
+	  NMI | ASSERT | LOGICAL | DEST(0x10002), 0, IPI_FATE_EACH, 0, 0x8 },
+	{ "one xAPIC: self stays fast", one_xapic,
+	  FIXED | ASSERT | SH_SELF | 0x40, FD, IPI_FATE_EACH, 0x1, 0 },
+	{ "one xAPIC: all-but-self, it unchecked", one_xapic,
+	  FIXED | ASSERT | SH_ALLBUT | 0x40, 0, IPI_FATE_EACH, 0x6, 0x8 },
+	{ "one hardware-disabled: logical still fast, it gets nothing", one_hw_off,
+	  NMI | ASSERT | LOGICAL | DEST(0x10003), FD, IPI_FATE_EACH, 0x4, 0 },
+	{ "one hardware-disabled: physical to it, nobody", one_hw_off,
+	  FIXED | ASSERT | DEST(17) | 0x40, ST | FD, IPI_FATE_EACH, 0, 0 },
+	{ "one software-disabled: fixed logical fast, not accepted", one_sw_off,
+	  FIXED | ASSERT | LOGICAL | DEST(0x10003) | 0x40, FD, IPI_FATE_EACH, 0x4, 0 },
+	{ "one software-disabled: nmi accepted", one_sw_off,
+	  NMI | ASSERT | DEST(17), FD, IPI_FATE_EACH, 0x8, 0 },
+	{ "one software-disabled: lowest-priority picks another", one_sw_off,
+	  LOWEST | ASSERT | LOGICAL | DEST(0x10003) | 0x40, FD, IPI_FATE_ONE_OF, 0x4, 0 },
+	{ "one software-disabled: lowest-priority to it alone, nobody", one_sw_off,
+	  LOWEST | ASSERT | LOGICAL | DEST(0x10002) | 0x40, FD, IPI_FATE_EACH, 0, 0 },
+};
+
+static void check_vm_case(const struct vm_case *c)
+{
+	const struct ipi_vm vm = { .nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic };
+	struct ipi_expectation e = ipi_expect_in(c->icr, 0, &vm);
+	bool ok = true;
+	enum ipi_policy p;
+
+	for (p = IPI_POLICY_SINGLE_TARGET; p <= IPI_POLICY_FAST_DELIVERY; p++) {
+		if (icr_takes_fastpath_in(c->icr, p, &vm) != !!(c->fast & (1u << p))) {
+			printf("# %s: %s is wrong\n", c->what, ipi_policy_name(p));
+			ok = false;
+		}
+	}
+	if (e.fate != c->fate || e.targets != c->targets || e.unchecked != c->unchecked) {
+		printf("# %s: %s 0x%llx unchecked 0x%llx, want %s 0x%llx unchecked 0x%llx\n",
+		       c->what, ipi_fate_name(e.fate), (unsigned long long)e.targets,
+		       (unsigned long long)e.unchecked, ipi_fate_name(c->fate),
+		       (unsigned long long)c->targets, (unsigned long long)c->unchecked);
+		ok = false;
+	}
+	report(ok, "vm state: ", c->what);
+}
+
 static void check_policy_of_kernel(void)
 {
 	enum ipi_policy p = IPI_POLICY_SINGLE_TARGET;
@@ -254,15 +319,18 @@ int main(void)
 	unsigned int nr_cases = sizeof(cases) / sizeof(cases[0]);
 	unsigned int nr_xapic = sizeof(xapic_cases) / sizeof(xapic_cases[0]);
 	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
+	unsigned int nr_vm = sizeof(vm_cases) / sizeof(vm_cases[0]);
 	unsigned int i;
 
-	printf("TAP version 13\n1..%u\n", nr_cases + nr_xapic + nr_formats + 3);
+	printf("TAP version 13\n1..%u\n", nr_cases + nr_xapic + nr_formats + nr_vm + 3);
 	for (i = 0; i < nr_cases; i++)
 		check_case(&cases[i]);
 	for (i = 0; i < nr_xapic; i++)
 		check_xapic_case(&xapic_cases[i]);
 	for (i = 0; i < nr_formats; i++)
 		check_format(&formats[i]);
+	for (i = 0; i < nr_vm; i++)
+		check_vm_case(&vm_cases[i]);
 	check_round_trip();
 	check_illegal_vector();
 	check_policy_of_kernel();

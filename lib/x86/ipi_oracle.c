@@ -118,7 +118,24 @@ static bool fast_delivery(const struct icr *icr)
 	return icr->shorthand == ICR_SH_NONE && icr->dest != X2APIC_BROADCAST;
 }
 
-bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy)
+static enum apic_state apic_state_of(const struct ipi_vm *vm, unsigned int i)
+{
+	return vm && vm->apic ? vm->apic[i] : APIC_STATE_X2APIC;
+}
+
+/* Every APIC enabled in IA32_APIC_BASE is in x2APIC mode. */
+static bool logical_map_usable(const struct ipi_vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; vm && i < vm->nr_vcpus; i++)
+		if (apic_state_of(vm, i) == APIC_STATE_XAPIC)
+			return false;
+	return true;
+}
+
+bool icr_takes_fastpath_in(uint64_t raw, enum ipi_policy policy,
+			   const struct ipi_vm *vm)
 {
 	struct icr icr = icr_decode(raw);
 
@@ -126,14 +143,27 @@ bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy)
 	if (icr.reserved)
 		return false;
 
-	if (policy == IPI_POLICY_FAST_DELIVERY)
-		return fast_delivery(&icr);
-	return single_target(&icr);
+	if (policy == IPI_POLICY_SINGLE_TARGET)
+		return single_target(&icr);
+	if (icr.logical && icr.shorthand == ICR_SH_NONE && !logical_map_usable(vm))
+		return false;
+	return fast_delivery(&icr);
+}
+
+bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy)
+{
+	return icr_takes_fastpath_in(raw, policy, NULL);
 }
 
 int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p)
 {
-	if (!p->fastpath_live || !icr_takes_fastpath(raw, p->policy))
+	return icr_expected_fastpath_hits_in(raw, p, NULL);
+}
+
+int icr_expected_fastpath_hits_in(uint64_t raw, const struct ipi_platform *p,
+				  const struct ipi_vm *vm)
+{
+	if (!p->fastpath_live || !icr_takes_fastpath_in(raw, p->policy, vm))
 		return 0;
 
 	/*
@@ -294,6 +324,40 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
 			matches |= 1ULL << i;
 	}
 	return expect(&icr, sender, nr_vcpus, matches, dest == XAPIC_BROADCAST);
+}
+
+struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
+				     const struct ipi_vm *vm)
+{
+	struct ipi_expectation e = ipi_expect(raw, sender, vm->x2apic_ids, vm->nr_vcpus);
+	struct icr icr = icr_decode(raw);
+	bool fixed_like = icr.mode == ICR_DM_FIXED || icr.mode == ICR_DM_LOWEST;
+	unsigned int i;
+
+	if (e.fate == IPI_FATE_GP || e.fate == IPI_FATE_UNDEFINED)
+		return e;
+	for (i = 0; i < vm->nr_vcpus && i < 64; i++) {
+		uint64_t bit = 1ULL << i;
+
+		switch (apic_state_of(vm, i)) {
+		case APIC_STATE_HW_DISABLED:
+			e.targets &= ~bit;
+			break;
+		case APIC_STATE_SW_DISABLED:
+			if (fixed_like)
+				e.targets &= ~bit;
+			break;
+		case APIC_STATE_XAPIC:
+			e.unchecked |= e.targets & bit;
+			e.targets &= ~bit;
+			break;
+		case APIC_STATE_X2APIC:
+			break;
+		}
+	}
+	if (e.fate == IPI_FATE_ONE_OF && !e.targets)
+		e.fate = IPI_FATE_EACH;
+	return e;
 }
 
 const char *ipi_fate_name(enum ipi_fate fate)

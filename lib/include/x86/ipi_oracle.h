@@ -99,10 +99,13 @@ bool icr_illegal_vector(uint64_t raw);
  *    shorthand; not the ALL and ALL-BUT-SELF shorthands, nor the broadcast
  *    ID 0xffffffff, in either destination mode.
  *
- * Neither completes a write that faults (reserved bits).  The model assumes
- * the VM's state the tests set up: every vCPU's APIC enabled, in x2APIC
- * mode, with distinct x2APIC IDs, so that every logical destination is
- * routable through the map.
+ * Neither completes a write that faults (reserved bits).  Whether a logical
+ * destination is routable through the map depends on the whole VM (struct
+ * ipi_vm below): the map resolves logical IDs only while every APIC that is
+ * enabled in IA32_APIC_BASE uses the same logical model, i.e. here all of
+ * them in x2APIC mode.  One vCPU in xAPIC mode next to x2APIC ones leaves
+ * logical IPIs to the slow path; an APIC that is hardware-disabled is not in
+ * the map at all, and a software-disabled one keeps its mode and IDs.
  */
 enum ipi_policy {
 	IPI_POLICY_SINGLE_TARGET,
@@ -118,8 +121,27 @@ bool ipi_policy_parse(const char *name, enum ipi_policy *policy);
 /* The policy of the kernel release @major.@minor. */
 enum ipi_policy ipi_policy_of_kernel(unsigned int major, unsigned int minor);
 
+/* The state of one vCPU's local APIC, as far as IPIs care. */
+enum apic_state {
+	APIC_STATE_X2APIC,		/* enabled, x2APIC mode */
+	APIC_STATE_XAPIC,		/* enabled, xAPIC mode */
+	APIC_STATE_SW_DISABLED,		/* x2APIC mode, SVR bit 8 clear */
+	APIC_STATE_HW_DISABLED,		/* IA32_APIC_BASE.EN clear */
+};
+
+/* The VM-wide APIC state: vCPU i has x2APIC ID @x2apic_ids[i]. */
+struct ipi_vm {
+	unsigned int nr_vcpus;
+	const uint32_t *x2apic_ids;
+	const enum apic_state *apic;	/* NULL: all APIC_STATE_X2APIC */
+};
+
 /* Does @policy complete a guest write of @raw in the fastpath? */
 bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy);
+
+/* The same, in the VM @vm (whose sender is in x2APIC mode). */
+bool icr_takes_fastpath_in(uint64_t raw, enum ipi_policy policy,
+			   const struct ipi_vm *vm);
 
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
@@ -135,6 +157,10 @@ struct ipi_platform {
  */
 int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p);
 
+/* The same, in the VM @vm (NULL: every APIC enabled in x2APIC mode). */
+int icr_expected_fastpath_hits_in(uint64_t raw, const struct ipi_platform *p,
+				  const struct ipi_vm *vm);
+
 enum ipi_fate {
 	IPI_FATE_GP,		/* the WRMSR faults, nothing is sent */
 	IPI_FATE_EACH,		/* every vCPU in .targets receives it once */
@@ -149,6 +175,7 @@ enum ipi_fate {
 struct ipi_expectation {
 	enum ipi_fate fate;
 	uint64_t targets;	/* bit i: vCPU i (index into x2apic_ids) */
+	uint64_t unchecked;	/* vCPUs whose receipt is not asserted */
 };
 
 /*
@@ -171,6 +198,26 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
 					const uint32_t *apic_ids,
 					const uint8_t *flat_ldr,
 					unsigned int nr_vcpus);
+
+/*
+ * What must happen when vCPU @sender of @vm, in x2APIC mode, writes @raw to
+ * its ICR.  Targets are those of ipi_expect() that can accept the IPI:
+ *  - a hardware-disabled APIC accepts nothing (SDM Vol. 3A, "Enabling or
+ *    Disabling the Local APIC": it is as if the processor had none);
+ *  - a software-disabled one accepts NMI, SMI, INIT and start-up IPIs but no
+ *    fixed or lowest-priority interrupt (SDM Vol. 3A, "Local APIC State
+ *    After It Has Been Software Disabled");
+ *  - an APIC in xAPIC mode that the destination addresses (read as x2APIC)
+ *    is in .unchecked: the x2APIC architecture puts every local APIC of a
+ *    system in the same mode (x2APIC specification, "Consistency of APIC
+ *    IDs and CPUID"), so the SDM says nothing about a message from an
+ *    x2APIC sender to it.  We decided to assert nothing about its receipt
+ *    then, that it receives nothing otherwise, and to check the path of
+ *    every write all the same.  Tests send no lowest-priority IPI whose
+ *    candidates include it.
+ */
+struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
+				     const struct ipi_vm *vm);
 
 const char *ipi_fate_name(enum ipi_fate fate);
 

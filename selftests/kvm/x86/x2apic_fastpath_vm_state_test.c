@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The x2APIC ICR fastpath under VM-wide APIC states.  Since Linux 6.18
+ * whether KVM completes an ICR write in its fastpath depends on the APIC
+ * modes and IDs of every vCPU, not only on the value written: a logical
+ * destination takes it only while the VM's APIC map can route it.
+ *
+ * For each state below, every vCPU first puts its own APIC in the state
+ * (x2APIC mode, then xAPIC mode, software- or hardware-disabled) and parks
+ * in the host for good; vCPU 0, in x2APIC mode with interrupts off, then
+ * writes each ICR of a table once.  For every write the host checks against
+ * the oracle (ipi_oracle.h, struct ipi_vm):
+ *
+ *  - path: the sender's x2apic_icr_fastpath_writes stat rose by what the
+ *    running kernel's policy says for that write in that VM;
+ *  - outcome: the IPI is latched exactly where the SDM says: a fixed or
+ *    lowest-priority vector in the IRR (KVM_GET_LAPIC), an NMI pending
+ *    (KVM_GET_VCPU_EVENTS).  The host then clears both.
+ *
+ * Only the sender ever runs after the setup, with interrupts off, so nothing
+ * is handled and there is nothing to wait for but its next ucall.
+ */
+#include <string.h>
+
+#include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
+#include "ipi_oracle.h"
+#include "ipi_platform.h"
+#include "vcpu_stats.h"
+
+#define MAX_VCPUS	17
+#define TEST_VECTOR	0xb0
+#define SENDER		0	/* index of the sender in every state */
+
+struct vm_state {
+	const char *name;
+	unsigned int nr_vcpus;
+	uint32_t ids[MAX_VCPUS];		/* vCPU ID = x2APIC ID */
+	enum apic_state apic[MAX_VCPUS];	/* 0: APIC_STATE_X2APIC */
+};
+
+/* vCPU 3 (ID 17) is the odd one where there is one. */
+static const struct vm_state states[] = {
+	{ "all x2APIC, two clusters", 4, { 0, 1, 16, 17 } },
+	{ "one vCPU in xAPIC mode", 4, { 0, 1, 16, 17 },
+	  { [3] = APIC_STATE_XAPIC } },
+	{ "one APIC hardware-disabled", 4, { 0, 1, 16, 17 },
+	  { [3] = APIC_STATE_HW_DISABLED } },
+	{ "one APIC software-disabled", 4, { 0, 1, 16, 17 },
+	  { [3] = APIC_STATE_SW_DISABLED } },
+	{ "sparse x2APIC IDs up to 0x3fe", 4, { 0, 1, 0x2f1, 0x3fe } },
+	{ "a full 16-member cluster", 17,
+	  { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } },
+};
+
+/* Who an ICR of the table addresses, in a given state. */
+enum target {
+	TO_PEER,	/* vCPU 1 */
+	TO_PEERS,	/* every vCPU of vCPU 1's logical cluster */
+	TO_LAST,	/* the last vCPU: the odd one, or another cluster */
+	TO_ABSENT,	/* an ID or a cluster above every vCPU's */
+	TO_BROADCAST,	/* 0xffffffff */
+	TO_NONE,	/* a shorthand: the destination field is ignored */
+};
+
+struct icr_kind {
+	const char *name;
+	uint64_t bits;
+	enum target to;
+};
+
+static const struct icr_kind kinds[] = {
+	{ "fixed physical to a peer", APIC_DM_FIXED, TO_PEER },
+	{ "fixed logical to a peer", APIC_DM_FIXED | APIC_DEST_LOGICAL, TO_PEER },
+	{ "fixed logical to a peer's cluster", APIC_DM_FIXED | APIC_DEST_LOGICAL, TO_PEERS },
+	{ "fixed physical to the last vCPU", APIC_DM_FIXED, TO_LAST },
+	{ "fixed logical to the last vCPU", APIC_DM_FIXED | APIC_DEST_LOGICAL, TO_LAST },
+	{ "nmi physical to the last vCPU", APIC_DM_NMI, TO_LAST },
+	{ "nmi logical to the last vCPU", APIC_DM_NMI | APIC_DEST_LOGICAL, TO_LAST },
+	{ "lowest-priority logical to a peer", APIC_DM_LOWEST | APIC_DEST_LOGICAL, TO_PEER },
+	{ "fixed physical to an absent ID", APIC_DM_FIXED, TO_ABSENT },
+	{ "fixed logical to an absent cluster", APIC_DM_FIXED | APIC_DEST_LOGICAL, TO_ABSENT },
+	{ "fixed self", APIC_DM_FIXED | APIC_DEST_SELF, TO_NONE },
+	{ "fixed all-but-self", APIC_DM_FIXED | APIC_DEST_ALLBUT, TO_NONE },
+	{ "fixed physical broadcast", APIC_DM_FIXED, TO_BROADCAST },
+};
+
+static uint64_t icr_to_write;
+
+static void guest_code(uint32_t apic_state)
+{
+	asm volatile("cli");
+	x2apic_enable();
+	switch (apic_state) {
+	case APIC_STATE_XAPIC:
+		xapic_enable();
+		break;
+	case APIC_STATE_SW_DISABLED:
+		x2apic_write_reg(APIC_SPIV,
+				 x2apic_read_reg(APIC_SPIV) & ~APIC_SPIV_APIC_ENABLED);
+		break;
+	case APIC_STATE_HW_DISABLED:
+		apic_disable();
+		break;
+	}
+	/* Only the sender comes back: it writes one ICR per round. */
+	for (;;) {
+		GUEST_SYNC(0);
+		x2apic_write_reg(APIC_ICR, READ_ONCE(icr_to_write));
+	}
+}
+
+static uint32_t x2apic_ldr(uint32_t id)
+{
+	return (id >> 4) << 16 | 1U << (id & 0xf);
+}
+
+static uint32_t max_id(const struct vm_state *s)
+{
+	uint32_t m = 0;
+	unsigned int i;
+
+	for (i = 0; i < s->nr_vcpus; i++)
+		m = s->ids[i] > m ? s->ids[i] : m;
+	return m;
+}
+
+static bool is_nmi(uint64_t icr)
+{
+	return (icr & ICR_DM_MASK) == APIC_DM_NMI;
+}
+
+static uint64_t icr_of(const struct icr_kind *k, const struct vm_state *s)
+{
+	bool logical = k->bits & APIC_DEST_LOGICAL;
+	uint32_t dest = 0, peer = s->ids[1], last = s->ids[s->nr_vcpus - 1];
+	unsigned int i;
+
+	switch (k->to) {
+	case TO_PEER:
+		dest = logical ? x2apic_ldr(peer) : peer;
+		break;
+	case TO_PEERS:
+		for (i = 0; i < s->nr_vcpus; i++)
+			if (s->ids[i] >> 4 == peer >> 4)
+				dest |= x2apic_ldr(s->ids[i]);
+		break;
+	case TO_LAST:
+		dest = logical ? x2apic_ldr(last) : last;
+		break;
+	case TO_ABSENT:
+		dest = logical ? x2apic_ldr((max_id(s) | 0xf) + 1) : max_id(s) + 1;
+		break;
+	case TO_BROADCAST:
+		dest = X2APIC_BROADCAST;
+		break;
+	case TO_NONE:
+		break;
+	}
+	return k->bits | APIC_INT_ASSERT | (is_nmi(k->bits) ? 0 : TEST_VECTOR) |
+	       (uint64_t)dest << 32;
+}
+
+static struct kvm_vcpu *vcpus[MAX_VCPUS];
+static struct ipi_platform platform;
+static bool have_stat;
+
+static bool irr_has(struct kvm_vcpu *vcpu, uint8_t vector)
+{
+	struct kvm_lapic_state lapic;
+	uint32_t irr;
+
+	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
+	memcpy(&irr, &lapic.regs[APIC_IRR + (vector / 32) * 0x10], sizeof(irr));
+	return irr & (1U << (vector % 32));
+}
+
+static void irr_clear(struct kvm_vcpu *vcpu, uint8_t vector)
+{
+	struct kvm_lapic_state lapic;
+	uint32_t irr;
+
+	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
+	memcpy(&irr, &lapic.regs[APIC_IRR + (vector / 32) * 0x10], sizeof(irr));
+	irr &= ~(1U << (vector % 32));
+	memcpy(&lapic.regs[APIC_IRR + (vector / 32) * 0x10], &irr, sizeof(irr));
+	vcpu_ioctl(vcpu, KVM_SET_LAPIC, &lapic);
+}
+
+/* Did vCPU @vcpu latch the IPI (and forget it now)? */
+static bool took_and_clear(struct kvm_vcpu *vcpu, bool nmi)
+{
+	struct kvm_vcpu_events events;
+	bool took;
+
+	if (!nmi) {
+		took = irr_has(vcpu, TEST_VECTOR);
+		if (took)
+			irr_clear(vcpu, TEST_VECTOR);
+		return took;
+	}
+	vcpu_events_get(vcpu, &events);
+	took = events.nmi.pending || events.nmi.injected;
+	if (took) {
+		events.nmi.pending = 0;
+		events.nmi.injected = 0;
+		events.flags = KVM_VCPUEVENT_VALID_NMI_PENDING;
+		vcpu_events_set(vcpu, &events);
+	}
+	return took;
+}
+
+static bool outcome_ok(const struct ipi_expectation *e, uint64_t got)
+{
+	uint64_t checked = got & ~e->unchecked;
+
+	if (e->fate == IPI_FATE_ONE_OF)
+		return checked && !(checked & (checked - 1)) && !(checked & ~e->targets);
+	return checked == e->targets;
+}
+
+static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
+		      const struct icr_kind *k)
+{
+	uint64_t icr = icr_of(k, s), before = 0, hits = 0, got = 0;
+	int want_hits = icr_expected_fastpath_hits_in(icr, &platform, vm);
+	struct ipi_expectation e = ipi_expect_in(icr, SENDER, vm);
+	bool nmi = is_nmi(icr);
+	unsigned int disagree, i;
+	struct ucall uc;
+	char text[128];
+
+	icr_format(icr, text, sizeof(text));
+	TEST_ASSERT(e.fate == IPI_FATE_EACH || e.fate == IPI_FATE_ONE_OF,
+		    "%s in '%s': no defined outcome to check", text, s->name);
+
+	icr_to_write = icr;
+	sync_global_to_guest(vcpus[SENDER]->vm, icr_to_write);
+	if (have_stat)
+		before = vcpu_get_stat(vcpus[SENDER], x2apic_icr_fastpath_writes);
+	vcpu_run(vcpus[SENDER]);
+	TEST_ASSERT(get_ucall(vcpus[SENDER], &uc) == UCALL_SYNC,
+		    "sender: unexpected exit %s after %s",
+		    exit_reason_str(vcpus[SENDER]->run->exit_reason), text);
+	if (have_stat)
+		hits = vcpu_get_stat(vcpus[SENDER], x2apic_icr_fastpath_writes) - before;
+	for (i = 0; i < s->nr_vcpus; i++)
+		if (took_and_clear(vcpus[i], nmi))
+			got |= 1ULL << i;
+
+	if (!have_stat || !platform.fastpath_live || want_hits < 0) {
+		ksft_test_result_skip("%s: %s: path (%s)\n", s->name, k->name,
+				      !have_stat ? "kernel has no " ICR_FASTPATH_STAT " stat" :
+				      !platform.fastpath_live ? "the fastpath does not run here" :
+				      "IPI virtualization may complete it without an exit");
+		disagree = 0;
+	} else {
+		disagree = hits != (uint64_t)want_hits;
+		if (disagree)
+			ksft_print_msg("%s: %s: fastpath +%lu, want +%d\n",
+				       s->name, text, hits, want_hits);
+		ksft_test_result(!disagree, "%s: %s: path +%d\n", s->name, k->name,
+				 want_hits);
+	}
+	/* One line per write for tables and pictures (docs/matrix.md). */
+	ksft_print_msg("vm-state path: %s: %s: %lu of 1 fast, %u disagree with %s\n",
+		       s->name, k->name, hits, disagree, ipi_policy_name(platform.policy));
+
+	if (!outcome_ok(&e, got))
+		ksft_print_msg("%s: %s: latched at 0x%lx, want %s 0x%lx (unchecked 0x%lx)\n",
+			       s->name, text, got, ipi_fate_name(e.fate), e.targets,
+			       e.unchecked);
+	ksft_test_result(outcome_ok(&e, got), "%s: %s: outcome\n", s->name, k->name);
+}
+
+static void run_state(const struct vm_state *s)
+{
+	const struct ipi_vm vm = {
+		.nr_vcpus = s->nr_vcpus, .x2apic_ids = s->ids, .apic = s->apic,
+	};
+	struct kvm_vm *kvm_vm;
+	struct ucall uc;
+	unsigned int i;
+
+	if (max_id(s) >= (uint32_t)kvm_check_cap(KVM_CAP_MAX_VCPU_ID)) {
+		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+			ksft_test_result_skip("%s: %s: path (vCPU IDs up to %u)\n", s->name,
+					      kinds[i].name, kvm_check_cap(KVM_CAP_MAX_VCPU_ID) - 1);
+			ksft_test_result_skip("%s: %s: outcome\n", s->name, kinds[i].name);
+		}
+		return;
+	}
+
+	kvm_vm = vm_create(s->nr_vcpus);
+	virt_pg_map(kvm_vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
+	have_stat = true;
+	for (i = 0; i < s->nr_vcpus; i++) {
+		vcpus[i] = vm_vcpu_add(kvm_vm, s->ids[i], guest_code);
+		vcpu_args_set(vcpus[i], 1, s->apic[i]);
+		have_stat &= vcpu_has_stat(vcpus[i], x2apic_icr_fastpath_writes);
+	}
+	/* Each vCPU puts its APIC in its state and parks; only the sender returns. */
+	for (i = 0; i < s->nr_vcpus; i++) {
+		vcpu_run(vcpus[i]);
+		TEST_ASSERT(get_ucall(vcpus[i], &uc) == UCALL_SYNC,
+			    "vCPU 0x%x did not reach its state '%s': exit %s",
+			    s->ids[i], s->name, exit_reason_str(vcpus[i]->run->exit_reason));
+	}
+	ksft_print_msg("state: %s (%u vCPUs, policy %s)\n", s->name, s->nr_vcpus,
+		       ipi_policy_name(platform.policy));
+	for (i = 0; i < ARRAY_SIZE(kinds); i++)
+		run_write(s, &vm, &kinds[i]);
+	kvm_vm_free(kvm_vm);
+}
+
+int main(void)
+{
+	char desc[128];
+	unsigned int i;
+
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
+
+	ksft_print_header();
+	ksft_set_plan(2 * ARRAY_SIZE(states) * ARRAY_SIZE(kinds));
+	platform = ipi_platform_probe();
+	ipi_platform_describe(&platform, desc, sizeof(desc));
+	ksft_print_msg("platform: %s\n", desc);
+
+	for (i = 0; i < ARRAY_SIZE(states); i++)
+		run_state(&states[i]);
+	ksft_finished();
+}
