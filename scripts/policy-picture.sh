@@ -34,7 +34,8 @@ collect() {
 			[ -f "$log" ] || continue
 			p=${log%/console.log}
 			p=${p##*/}
-			sed -n "s/\r\$//; $script" "$log" |
+			# not the runs under a forced (wrong) policy
+			sed -n "s/\r\$//; /(forced)/d; $script" "$log" |
 				awk -v k="$k" -v p="$p" -F': ' '{
 					n = split($NF, w, " ")	# "N of M fast, D disagree with POLICY"
 					col = NF > 2 ? k " " $1 : k " " p

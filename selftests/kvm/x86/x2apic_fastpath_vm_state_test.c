@@ -20,6 +20,7 @@
  * Only the sender ever runs after the setup, with interrupts off, so nothing
  * is handled and there is nothing to wait for but its next ucall.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kvm_util.h"
@@ -264,8 +265,9 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 				 want_hits);
 	}
 	/* One line per write for tables and pictures (docs/matrix.md). */
-	ksft_print_msg("vm-state path: %s: %s: %lu of 1 fast, %u disagree with %s\n",
-		       s->name, k->name, hits, disagree, ipi_policy_name(platform.policy));
+	ksft_print_msg("vm-state path: %s: %s: %lu of 1 fast, %u disagree with %s%s\n",
+		       s->name, k->name, hits, disagree, ipi_policy_name(platform.policy),
+		       getenv("KVM_IPI_POLICY") ? " (forced)" : "");
 
 	if (!outcome_ok(&e, got))
 		ksft_print_msg("%s: %s: latched at 0x%lx, want %s 0x%lx (unchecked 0x%lx)\n",

@@ -783,9 +783,10 @@ static void report_groups(void)
 		why_skip = !have_stat ? "kernel has no " ICR_FASTPATH_STAT " stat" :
 			   "IPI virtualization may complete these without an exit";
 		/* One line per group for tables and pictures (docs/matrix.md). */
-		ksft_print_msg("%spath summary: %s: %u of %u fast, %u disagree with %s\n",
+		ksft_print_msg("%spath summary: %s: %u of %u fast, %u disagree with %s%s\n",
 			       run_label, g->name, g->fast, g->tried, g->path_failed,
-			       ipi_policy_name(platform.policy));
+			       ipi_policy_name(platform.policy),
+			       getenv("KVM_IPI_POLICY") ? " (forced)" : "");
 		if (!g->path_checked)
 			ksft_test_result_skip("%s%s: path (%s)\n", run_label, g->name,
 					      why_skip);
