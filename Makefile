@@ -53,6 +53,7 @@ mutants: initramfs
 
 bench: initramfs
 	@$(EACH) scripts/bench.sh
+	@scripts/bench-compare.sh
 
 unit:
 	@scripts/unit.sh

@@ -61,6 +61,17 @@ line ~ /^RC / && cur != "" {
 	next
 }
 
+# A test's own KTAP points: what the platform proved, and what it could not
+# (SKIP).  Not for runs under a wrong policy, whose path points must fail.
+cur != "" && cur !~ /@wrong-policy/ {
+	if (line ~ /^ok [0-9]+ .*# SKIP/)
+		pskip[cur]++
+	else if (line ~ /^ok [0-9]+ /)
+		pok[cur]++
+	else if (line ~ /^not ok [0-9]+ /)
+		pfail[cur]++
+}
+
 cur != "" { out[cur] = out[cur] "    " line "\n"; next }
 
 END {
@@ -85,7 +96,8 @@ END {
 		       result == "skip" ? " # SKIP" : ""
 		if (result == "fail")
 			printf "# %s: %s\n", t, note
-		printf "%s\t%s\t%s\t%s\t%s\n", platform, t, result, (t in secs) ? secs[t] : "-", caps > rows
+		printf "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", platform, t, result,
+		       (t in secs) ? secs[t] : "-", caps, pok[t], pskip[t], pfail[t] > rows
 	}
 
 	ok = ended

@@ -80,16 +80,30 @@ struct ipi_platform ipi_platform_probe(void)
 	 * exist whichever loaded: the CPU's vendor feature decides.
 	 */
 	if (this_cpu_has(X86_FEATURE_VMX)) {
-		p.fastpath_live = true;
+		p.fastpath_possible = true;
 		p.ipi_virtualized = param_on(module_param("kvm_intel", "enable_apicv")) &&
 				    param_on(module_param("kvm_intel", "enable_ipiv"));
 	} else if (this_cpu_has(X86_FEATURE_SVM)) {
-		p.fastpath_live = param_on(module_param("kvm_amd", "nrips"));
+		p.fastpath_possible = param_on(module_param("kvm_amd", "nrips"));
 		p.ipi_virtualized = param_on(module_param("kvm_amd", "avic"));
 	}
-	if (module_param("kvm", ICR_FASTPATH_SWITCH) == 'N')
-		p.fastpath_live = false;
+	p.fastpath_live = p.fastpath_possible &&
+			  module_param("kvm", ICR_FASTPATH_SWITCH) != 'N';
 	return p;
+}
+
+const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat,
+				int want_hits)
+{
+	if (!have_stat)
+		return "kernel has no " ICR_FASTPATH_STAT " stat";
+	if (!p->fastpath_possible)
+		return this_cpu_has(X86_FEATURE_SVM) ?
+		       "the fastpath cannot run here: SVM without NRIP save" :
+		       "the fastpath cannot run here";
+	if (want_hits < 0)
+		return "IPI virtualization may complete it without an exit";
+	return NULL;
 }
 
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size)

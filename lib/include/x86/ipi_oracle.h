@@ -145,7 +145,8 @@ bool icr_takes_fastpath_in(uint64_t raw, enum ipi_policy policy,
 
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
-	bool fastpath_live;	/* KVM reaches its ICR fastpath at all */
+	bool fastpath_possible;	/* this KVM on this CPU can run the fastpath */
+	bool fastpath_live;	/* ... and runs it now (kvm.x2apic_icr_fastpath) */
 	bool ipi_virtualized;	/* IPIv / x2AVIC: some writes never exit */
 	enum ipi_policy policy;	/* which writes the fastpath takes */
 };

@@ -26,6 +26,15 @@ bool ipi_fastpath_switch_available(void);
 /* Turn the fastpath on or off; the test fails if that is not possible. */
 void ipi_fastpath_switch_set(bool on);
 
+/*
+ * Why the path of ICR writes cannot be checked here, or NULL if it can:
+ * without the stat, or where the fastpath can never run (a path check that
+ * cannot fail must not pass).  @want_hits < 0: IPI virtualization may
+ * complete the write without an exit.
+ */
+const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat,
+				int want_hits);
+
 /* One line, e.g. "vmx apicv=N ipiv=N fastpath=live". */
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size);
 

@@ -184,12 +184,9 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 		ksft_test_result(ok, "%s, %s: %s\n", f->name, c->name,
 				 lapic ? "pending at the target" : "exits to userspace");
 
-		if (!have_stat) {
-			ksft_test_result_skip("%s, %s: path (kernel has no %s stat)\n",
-					      f->name, c->name, ICR_FASTPATH_STAT);
-		} else if (want_hits < 0) {
-			ksft_test_result_skip("%s, %s: path (IPI virtualization)\n",
-					      f->name, c->name);
+		if (ipi_path_unprovable(p, have_stat, want_hits)) {
+			ksft_test_result_skip("%s, %s: path (%s)\n", f->name, c->name,
+					      ipi_path_unprovable(p, have_stat, want_hits));
 		} else {
 			uint64_t got = vcpu_get_stat(sender, x2apic_icr_fastpath_writes) - before;
 

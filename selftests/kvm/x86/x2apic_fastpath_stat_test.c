@@ -183,14 +183,9 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	ksft_test_result(delivered && read_guest_u32(&receiver_irqs) == want_irqs,
 			 "%s: delivered\n", c->name);
 
-	if (!have_stat) {
-		ksft_test_result_skip("%s: path (kernel has no %s stat)\n",
-				      c->name, ICR_FASTPATH_STAT);
-		return;
-	}
-	if (want_hits < 0) {
-		ksft_test_result_skip("%s: path (IPI virtualization may skip the exit)\n",
-				      c->name);
+	if (ipi_path_unprovable(p, have_stat, want_hits)) {
+		ksft_test_result_skip("%s: path (%s)\n", c->name,
+				      ipi_path_unprovable(p, have_stat, want_hits));
 		return;
 	}
 	if (hits != (uint64_t)want_hits)

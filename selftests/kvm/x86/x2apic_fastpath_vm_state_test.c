@@ -250,11 +250,9 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 		if (took_and_clear(vcpus[i], nmi))
 			got |= 1ULL << i;
 
-	if (!have_stat || !platform.fastpath_live || want_hits < 0) {
+	if (ipi_path_unprovable(&platform, have_stat, want_hits)) {
 		ksft_test_result_skip("%s: %s: path (%s)\n", s->name, k->name,
-				      !have_stat ? "kernel has no " ICR_FASTPATH_STAT " stat" :
-				      !platform.fastpath_live ? "the fastpath does not run here" :
-				      "IPI virtualization may complete it without an exit");
+				      ipi_path_unprovable(&platform, have_stat, want_hits));
 		disagree = 0;
 	} else {
 		disagree = hits != (uint64_t)want_hits;
