@@ -47,6 +47,7 @@ struct sample {
 /* Host -> guest, set while the sender is parked. */
 static bool xapic;
 static uint64_t ping_icr, pong_icr;
+static uint64_t wake_icr;	/* a fixed IPI to the receiver, whatever the case */
 static uint32_t nr_samples;
 static uint32_t rx_mode;
 /* Guest -> host. */
@@ -162,7 +163,7 @@ static void sender_code(void)
 		for (i = 0; i < READ_ONCE(nr_samples); i++)
 			one_ping(&samples[i]);
 	}
-	send(ping_icr);		/* wakes the receiver to see RX_EXIT */
+	send(wake_icr);		/* wakes the receiver to see RX_EXIT */
 	GUEST_DONE();
 }
 
@@ -305,6 +306,9 @@ static void bench_vm(bool xapic_mode)
 	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
 	xapic = xapic_mode;
 	rx_mode = RX_HALT;
+	wake_icr = with_dest(xapic_mode, APIC_DM_FIXED | APIC_INT_ASSERT | PING_VECTOR,
+			     RECEIVER_ID);
+	sync_global_to_guest(vm, wake_icr);
 	sync_global_to_guest(vm, xapic);
 	sync_global_to_guest(vm, rx_mode);
 	guest_samples = addr_gva2hva(vm, (gva_t)samples);
@@ -334,6 +338,8 @@ static void bench_vm(bool xapic_mode)
 
 		for (rx = RX_HALT; rx <= RX_POLL; rx++) {
 			WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&rx_mode), rx);
+			printf("# running: %s, receiver %s\n", bc->name, rx_names[rx]);
+			fflush(stdout);
 			sender_run(sender, UCALL_SYNC);
 
 			for (i = 0; raw && i < n_samples; i++)
