@@ -24,11 +24,12 @@ done | sort -u | while read -r p; do
 			f=$out/$k/$p/stats.csv
 			[ -f "$f" ] && sed "s/^/$k,/" "$f"
 		done | awk -F, -v kernels="$kernels" '
-			# kernel,case,receiver,metric,min,median,p90,p99
-			{ split($2, c, ", fastpath "); if (c[2] == "") next
-			  key = c[1] SUBSEP $4 SUBSEP $3
+			# kernel,KIND, fastpath ON|OFF,receiver,metric,min,median,p90,p99
+			# (the xAPIC case has no ", fastpath": 8 fields, skipped)
+			NF == 9 { onoff = $3 ~ /on$/ ? "on" : "off"
+			  key = $2 SUBSEP $5 SUBSEP $4
 			  if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-			  v[$1, key, c[2]] = $6 }
+			  v[$1, key, onoff] = $7 }
 			END {
 				nk = split(kernels, ks, " ")
 				for (i = 1; i <= n; i++) {

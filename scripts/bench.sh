@@ -34,7 +34,7 @@ for p in $platforms; do
 		die "$p: the benchmark failed, see $dir/console.log"
 	{
 		echo "# platform: $p (${EMULATOR[$p]})"
-		grep '^# ' "$dir/output.txt"
+		grep '^# ' "$dir/output.txt" | grep -v '^# running: '
 	} >"$dir/table.txt"
 	sed -n 's/^STATS,//p' "$dir/output.txt" >"$dir/stats.csv"
 	{
