@@ -37,7 +37,7 @@ bool ipi_fastpath_switch_available(void)
 	return module_param("kvm", ICR_FASTPATH_SWITCH) != '-';
 }
 
-void ipi_fastpath_switch_set(bool on)
+static void switch_write(bool on)
 {
 	const char *path = "/sys/module/kvm/parameters/" ICR_FASTPATH_SWITCH;
 	FILE *f = fopen(path, "w");
@@ -47,6 +47,23 @@ void ipi_fastpath_switch_set(bool on)
 		    "cannot write %s", path);
 	TEST_ASSERT(param_on(module_param("kvm", ICR_FASTPATH_SWITCH)) == on,
 		    "%s did not change", path);
+}
+
+/* The switch as the test found it, before its first change. */
+static char switch_found;
+
+static void switch_restore(void)
+{
+	switch_write(param_on(switch_found));
+}
+
+void ipi_fastpath_switch_set(bool on)
+{
+	if (!switch_found) {
+		switch_found = module_param("kvm", ICR_FASTPATH_SWITCH);
+		atexit(switch_restore);
+	}
+	switch_write(on);
 }
 
 /*

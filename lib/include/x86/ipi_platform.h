@@ -23,7 +23,11 @@ struct ipi_platform ipi_platform_probe(void);
 
 bool ipi_fastpath_switch_available(void);
 
-/* Turn the fastpath on or off; the test fails if that is not possible. */
+/*
+ * Turn the fastpath on or off; the test fails if that is not possible.  The
+ * first call arranges for the switch to be put back, at exit, to the value
+ * it had then.
+ */
 void ipi_fastpath_switch_set(bool on);
 
 /*

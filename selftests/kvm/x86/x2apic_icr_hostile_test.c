@@ -842,11 +842,6 @@ static void run_table(int run)
 	report_run(run);
 }
 
-static void restore_fastpath_switch(void)
-{
-	ipi_fastpath_switch_set(true);
-}
-
 int main(void)
 {
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
@@ -854,7 +849,6 @@ int main(void)
 	__TEST_REQUIRE(ipi_fastpath_switch_available(),
 		       "kernel has no kvm.%s switch", ICR_FASTPATH_SWITCH);
 
-	atexit(restore_fastpath_switch);
 	ipi_fastpath_switch_set(true);
 	if (!create_vm())
 		ksft_exit_skip("kernel has no %s stat\n", ICR_FASTPATH_STAT);

@@ -907,11 +907,6 @@ static void compare_runs(unsigned int nr_rounds)
 			 compared);
 }
 
-static void restore_fastpath_switch(void)
-{
-	ipi_fastpath_switch_set(true);
-}
-
 int main(void)
 {
 	bool differential = ipi_fastpath_switch_available();
@@ -933,7 +928,6 @@ int main(void)
 		ksft_finished();
 	}
 
-	atexit(restore_fastpath_switch);
 	ipi_fastpath_switch_set(false);
 	run = RUN_FASTPATH_OFF;
 	run_label = "fastpath off: ";
