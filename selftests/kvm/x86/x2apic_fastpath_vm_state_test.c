@@ -279,14 +279,15 @@ static void run_state(const struct vm_state *s)
 	const struct ipi_vm vm = {
 		.nr_vcpus = s->nr_vcpus, .x2apic_ids = s->ids, .apic = s->apic,
 	};
+	uint32_t max_vcpu_id = kvm_check_cap(KVM_CAP_MAX_VCPU_ID);
 	struct kvm_vm *kvm_vm;
 	struct ucall uc;
 	unsigned int i;
 
-	if (max_id(s) >= (uint32_t)kvm_check_cap(KVM_CAP_MAX_VCPU_ID)) {
+	if (max_id(s) >= max_vcpu_id) {
 		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 			ksft_test_result_skip("%s: %s: path (vCPU IDs up to %u)\n", s->name,
-					      kinds[i].name, kvm_check_cap(KVM_CAP_MAX_VCPU_ID) - 1);
+					      kinds[i].name, max_vcpu_id - 1);
 			ksft_test_result_skip("%s: %s: outcome\n", s->name, kinds[i].name);
 		}
 		return;
