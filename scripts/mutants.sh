@@ -16,7 +16,7 @@
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-MUTANT_TESTS="kvm/x2apic_fastpath_stat_test kvm/x2apic_fastpath_vm_state_test kvm/x2apic_ipi_matrix_test"
+MUTANT_TESTS="kvm/x2apic_fastpath_stat_test kvm/x2apic_fastpath_vm_state_test kvm/x2apic_fastpath_nested_test kvm/x2apic_ipi_matrix_test"
 MUTANTS=("$TOP"/mutants/$KERNEL/*.patch)
 PLATFORM=bochs-vmx
 top_results=$RESULTS

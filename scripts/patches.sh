@@ -111,16 +111,24 @@ x2apic_icr_fastpath_writes vCPU stat, and its outcome through the
 receivers' interrupt and NMI handlers:
 
  - x2apic_fastpath_stat_test: the stat rises for a fixed physical IPI,
-   stays flat for a logical one, and debugfs agrees.
+   and for a logical one as the kernel's policy says, stays flat for an
+   ALL-BUT-SELF one, and debugfs agrees.
+ - x2apic_fastpath_vm_state_test: 13 kinds of ICR write under six
+   VM-wide APIC states (all x2APIC, one vCPU in xAPIC mode, one APIC
+   hardware- or software-disabled, sparse x2APIC IDs, a full 16-member
+   logical cluster), the targets parked in the host: the path, and what
+   each target latched (IRR, pending NMI).
+ - x2apic_fastpath_nested_test: an L2 guest's ICR writes (VMX or SVM)
+   never take the fastpath, whether L1 intercepts them or not; L1's own
+   write of the same value does.
  - x2apic_ipi_matrix_test: four vCPUs in two logical clusters take turns
    to send every delivery mode, destination mode, destination, shorthand
    and trigger mode, in x2APIC and in xAPIC mode, with reserved bits set,
    and SMI, INIT and SIPI to parked vCPUs.  Expectations come from an
    architectural model (ipi_oracle.c), not from KVM, which knows both
    fastpath policies and picks the running kernel's (KVM_IPI_POLICY
-   forces either).  Where
-   kvm.x2apic_icr_fastpath exists the matrix runs again with it off and
-   every vCPU must see the same.
+   forces either).  Where kvm.x2apic_icr_fastpath exists the matrix runs
+   again with it off and every vCPU must see the same.
  - x2apic_fastpath_irqchip_test: a split irqchip keeps the fastpath, a
    VM without an in-kernel LAPIC never takes it.
  - x2apic_icr_hostile_test: malformed ICR values (each reserved bit,
@@ -136,8 +144,9 @@ receivers' interrupt and NMI handlers:
  - x2apic_ipi_bench: ICR write cost and IPI latency with the fastpath on
    and off (built, not run by default).
 
-Path checks are skipped on kernels without the stat, and where IPI
-virtualization (IPIv, AVIC) may complete writes without an exit.
+Path checks are skipped on kernels without the stat, where the fastpath
+cannot run (SVM without NRIP save), and where IPI virtualization (IPIv,
+AVIC) may complete writes without an exit.
 MSG
 git format-patch -1 --start-number 3 --no-signature --stdout HEAD >"$work/$NAME"
 
