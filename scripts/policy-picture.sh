@@ -79,7 +79,8 @@ draw() {
 	{
 		echo "set terminal pngcairo size $((330 + 120 * ncols)),$((200 + 24 * nrows)) noenhanced font ',9'"
 		echo "set output '$top/$1.png'"
-		echo "set title \"$2\\\\n'!': a write whose path disagreed with the oracle's policy for that kernel\""
+		# a label, not a title: the rotated column names take the top margin
+		echo "set label 1 \"$2\\n'!' marks a write whose path disagreed with the oracle's policy for that kernel\" at screen 0.01, screen 0.98 left front"
 		echo "unset key; set cbrange [0:1]; set cblabel 'fraction of writes that took the fastpath'"
 		echo "set palette defined (0 '#f4f4f4', 1 '#d94f2b')"
 		echo "set yrange [$nrows - 0.5:-0.5]; set xrange [-0.5:$ncols - 0.5]"
