@@ -73,7 +73,9 @@ for patch in "${MUTANTS[@]}"; do
 		if [ -n "$DEBUG" ]; then
 			grep -a -m1 -A1 -F -- "$(expected_report "$patch")" "$dir/results/$PLATFORM/console.log"
 		else
-			grep -h -o 'MISMATCH.*\|fastpath +[0-9]*, want.*' "$dir/results/$PLATFORM/console.log"
+			# the tests' own words: which write, what path, what delivery
+			sed -n 's/\r$//; s/^.*@@ # //p' "$dir/results/$PLATFORM/console.log" |
+				grep -E 'MISMATCH|fastpath \+[0-9]+, want'
 		fi | head -8 | sed 's/\r$//; s/^/#   /'
 	else
 		missed=$((missed + 1))
