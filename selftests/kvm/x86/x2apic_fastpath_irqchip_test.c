@@ -15,6 +15,7 @@
 #include "apic.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "lapic_irr.h"
 #include "vcpu_stats.h"
 
 #define TARGET_ID	1
@@ -135,16 +136,6 @@ static int run_to_sync(struct kvm_vcpu *vcpu, uint64_t want_icr)
 	return icr_exits;
 }
 
-static bool irr_has(struct kvm_vcpu *vcpu, uint8_t vector)
-{
-	struct kvm_lapic_state lapic;
-	uint32_t irr;
-
-	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
-	memcpy(&irr, &lapic.regs[APIC_IRR + (vector / 32) * 0x10], sizeof(irr));
-	return irr & (1U << (vector % 32));
-}
-
 static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 {
 	bool lapic = f->kind != IRQCHIP_NONE;
@@ -175,11 +166,11 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 		icr_exits = run_to_sync(sender, c->icr);
 
 		/* Delivered in the kernel, or handed to userspace. */
-		ok = lapic ? irr_has(target, vector) && !icr_exits : icr_exits == 1;
+		ok = lapic ? vcpu_irr_test(target, vector) && !icr_exits : icr_exits == 1;
 		if (!ok)
 			ksft_print_msg("%s, %s: IRR 0x%x %s, %d ICR exits to userspace\n",
 				       f->name, c->name, vector,
-				       lapic && irr_has(target, vector) ? "set" : "clear",
+				       lapic && vcpu_irr_test(target, vector) ? "set" : "clear",
 				       icr_exits);
 		ksft_test_result(ok, "%s, %s: %s\n", f->name, c->name,
 				 lapic ? "pending at the target" : "exits to userspace");

@@ -14,8 +14,6 @@
  *     the fastpath runs, the stat rises by one.  That shows the stat counts
  *     this VM's writes, so the flat rounds above could have failed.
  */
-#include <string.h>
-
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
@@ -23,6 +21,7 @@
 #include "svm_util.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "lapic_irr.h"
 #include "vcpu_stats.h"
 
 #define RECEIVER_ID		1
@@ -123,21 +122,6 @@ static void receiver_code(void)
 	GUEST_FAIL("the receiver stays parked");
 }
 
-/* Did @vcpu latch @vector in its IRR?  Forget it then. */
-static bool irr_test_and_clear(struct kvm_vcpu *vcpu, uint8_t vector)
-{
-	struct kvm_lapic_state lapic;
-	uint8_t *irr_byte;
-	bool set;
-
-	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
-	irr_byte = (uint8_t *)&lapic.regs[APIC_IRR + (vector / 32) * 0x10 + (vector % 32) / 8];
-	set = *irr_byte & (1 << (vector % 8));
-	*irr_byte &= ~(1 << (vector % 8));
-	vcpu_ioctl(vcpu, KVM_SET_LAPIC, &lapic);
-	return set;
-}
-
 struct round {
 	const char *name;
 	uint8_t vector;
@@ -203,7 +187,7 @@ int main(void)
 			TEST_FAIL("L1: unexpected exit %s", exit_reason_str(l1->run->exit_reason));
 		}
 		hits = have_stat ? vcpu_get_stat(l1, x2apic_icr_fastpath_writes) - before : 0;
-		got = irr_test_and_clear(receiver, rd->vector);
+		got = vcpu_irr_test_and_clear(receiver, rd->vector);
 
 		if (got != rd->delivered)
 			ksft_print_msg("%s: vector 0x%x %s at vCPU %u, want %s\n", rd->name,

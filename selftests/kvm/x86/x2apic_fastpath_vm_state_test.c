@@ -21,13 +21,13 @@
  * is handled and there is nothing to wait for but its next ucall.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "lapic_irr.h"
 #include "vcpu_stats.h"
 
 #define MAX_VCPUS	17
@@ -167,40 +167,14 @@ static struct kvm_vcpu *vcpus[MAX_VCPUS];
 static struct ipi_platform platform;
 static bool have_stat;
 
-static bool irr_has(struct kvm_vcpu *vcpu, uint8_t vector)
-{
-	struct kvm_lapic_state lapic;
-	uint32_t irr;
-
-	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
-	memcpy(&irr, &lapic.regs[APIC_IRR + (vector / 32) * 0x10], sizeof(irr));
-	return irr & (1U << (vector % 32));
-}
-
-static void irr_clear(struct kvm_vcpu *vcpu, uint8_t vector)
-{
-	struct kvm_lapic_state lapic;
-	uint32_t irr;
-
-	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
-	memcpy(&irr, &lapic.regs[APIC_IRR + (vector / 32) * 0x10], sizeof(irr));
-	irr &= ~(1U << (vector % 32));
-	memcpy(&lapic.regs[APIC_IRR + (vector / 32) * 0x10], &irr, sizeof(irr));
-	vcpu_ioctl(vcpu, KVM_SET_LAPIC, &lapic);
-}
-
 /* Did vCPU @vcpu latch the IPI (and forget it now)? */
 static bool took_and_clear(struct kvm_vcpu *vcpu, bool nmi)
 {
 	struct kvm_vcpu_events events;
 	bool took;
 
-	if (!nmi) {
-		took = irr_has(vcpu, TEST_VECTOR);
-		if (took)
-			irr_clear(vcpu, TEST_VECTOR);
-		return took;
-	}
+	if (!nmi)
+		return vcpu_irr_test_and_clear(vcpu, TEST_VECTOR);
 	vcpu_events_get(vcpu, &events);
 	took = events.nmi.pending || events.nmi.injected;
 	if (took) {

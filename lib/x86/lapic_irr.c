@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One IRR vector of a vCPU, read and cleared by the host; see lapic_irr.h.
+ */
+#include "kvm_util.h"
+#include "apic.h"
+#include "lapic_irr.h"
+
+/* The IRR's byte that holds @vector, in a KVM_GET_LAPIC image. */
+static uint8_t *irr_byte(struct kvm_lapic_state *lapic, uint8_t vector)
+{
+	return (uint8_t *)&lapic->regs[APIC_IRR + (vector / 32) * 0x10 + (vector % 32) / 8];
+}
+
+bool vcpu_irr_test(struct kvm_vcpu *vcpu, uint8_t vector)
+{
+	struct kvm_lapic_state lapic;
+
+	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
+	return *irr_byte(&lapic, vector) & (1 << (vector % 8));
+}
+
+bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, uint8_t vector)
+{
+	struct kvm_lapic_state lapic;
+	uint8_t *byte;
+
+	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
+	byte = irr_byte(&lapic, vector);
+	if (!(*byte & (1 << (vector % 8))))
+		return false;
+	*byte &= ~(1 << (vector % 8));
+	vcpu_ioctl(vcpu, KVM_SET_LAPIC, &lapic);
+	return true;
+}
