@@ -652,7 +652,7 @@ static void check_guest(uint64_t icr, const struct outcome *o, char *why, size_t
 	if (o->readback != (gp ? o->before : icr))
 		add_why(why, size, "ICR 0x%lx, 0x%lx before", o->readback, o->before);
 	check_received(&e, o, why, size);
-	if (want_hits >= 0 && o->hits != (uint64_t)want_hits)
+	if (!ipi_path_unprovable(&platform, true, want_hits) && o->hits != (uint64_t)want_hits)
 		add_why(why, size, "fastpath +%lu, want +%d", o->hits, want_hits);
 }
 
@@ -678,7 +678,7 @@ static void check_set_msrs(uint64_t icr, const struct outcome *o,
 	if (e.fate == IPI_FATE_UNDEFINED &&
 	    (memcmp(o->got, g->got, sizeof(o->got)) || o->stray != g->stray))
 		add_why(why, size, "handled %s, after the guest's write %s", got, guest_got);
-	if (o->hits)
+	if (!ipi_path_unprovable(&platform, true, 0) && o->hits)
 		add_why(why, size, "fastpath +%lu, want +0", o->hits);
 }
 
@@ -695,7 +695,7 @@ static void check_set_lapic(uint64_t icr, const struct outcome *o, char *why, si
 			o->lapic_icr, o->readback);
 	if (!received_nothing(o))
 		add_why(why, size, "it sent %s", got);
-	if (o->hits)
+	if (!ipi_path_unprovable(&platform, true, 0) && o->hits)
 		add_why(why, size, "fastpath +%lu, want +0", o->hits);
 }
 
@@ -833,6 +833,10 @@ static void run_table(int run)
 		TEST_ASSERT(create_vm(), "the fastpath stat vanished");
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	ksft_print_msg("%splatform: %s\n", run_labels[run], desc);
+	/* The outcome points compare each write's path too, where they can. */
+	if (ipi_path_unprovable(&platform, true, 0))
+		ksft_print_msg("%spaths not compared: %s\n", run_labels[run],
+			       ipi_path_unprovable(&platform, true, 0));
 
 	for (v = 0; v < nr_values; v++)
 		for (w = 0; w < NR_WAYS; w++)
