@@ -20,17 +20,11 @@ KVM=$KTREE/tools/testing/selftests/kvm
 [ -d "$KOUT/usr/include/linux" ] || die "no kernel headers in $KOUT/usr/include: run 'make kernel' first"
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || die "static libc missing: apt-get install libc6-dev"
 
-# The other generation's fastpath policy: the stat test run under it must
-# fail on its path checks (scripts/suite.sh, "@wrong-policy=").
-case $KERNEL in
-6.12) arch_dir=x86_64 makefile=Makefile wrong_policy=fast-delivery ;;
-*) arch_dir=x86 makefile=Makefile.kvm wrong_policy=single-target ;;
-esac
 ours=() runner=()
 for t in "$TOP"/selftests/kvm/x86/*.c; do
 	t=${t##*/}
-	grep -q "$arch_dir/${t%.c}\$" "$KVM/$makefile" ||
-		die "$t is not in $KVM/$makefile: run 'make patches' (is the selftests patch in patches/$KERNEL/series?)"
+	grep -q "$ARCH_DIR/${t%.c}\$" "$KVM/$KVM_MAKEFILE" ||
+		die "$t is not in $KVM/$KVM_MAKEFILE: run 'make patches' (is the selftests patch in patches/$KERNEL/series?)"
 	case $t in
 	*_bench.c) ;;
 	*_stress_test.c) ours+=("${t%.c}") ;;
@@ -52,8 +46,10 @@ cp "$TOP/scripts/guest-kselftest.sh" "$TESTS_OUT/kselftest-run.sh"
 
 {
 	printf 'kvm/%s\n' "${CANARIES[@]}" "${ours[@]}"
-	printf 'kvm/%s @wrong-policy=%s\n' x2apic_fastpath_stat_test "$wrong_policy" \
-		x2apic_fastpath_vm_state_test "$wrong_policy"
+	# under the other generation's policy they must fail on their path
+	# checks (scripts/suite.sh, "@wrong-policy=")
+	printf 'kvm/%s @wrong-policy=%s\n' x2apic_fastpath_stat_test "$WRONG_POLICY" \
+		x2apic_fastpath_vm_state_test "$WRONG_POLICY"
 	printf 'kselftest-run.sh'
 	printf ' -t kvm:%s' "${runner[@]}"
 	echo

@@ -36,12 +36,22 @@ INITRAMFS=${INITRAMFS:-$KB/initramfs.cpio}
 TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
 PATCHES=$TOP/patches/$KERNEL	# the series for this kernel
 JOBS=${JOBS:-$(nproc)}
-# Where Debian's source package puts the tarball: 6.12 is installed from
-# bookworm (scripts/deps.sh); 7.2 comes from Debian unstable, downloaded
-# and unpacked under $BUILD/src without installing anything.
+# deb_tarball K: where Debian's linux-source-K puts its tarball.  6.12 is
+# installed from bookworm (scripts/deps.sh); 7.2 comes from Debian unstable,
+# downloaded and unpacked under $BUILD/src without installing anything.
+deb_tarball() {
+	case $1 in
+	6.12) echo /usr/src/linux-source-6.12.tar.xz ;;
+	*) echo "$BUILD/src/usr/src/linux-source-$1.tar.xz" ;;
+	esac
+}
+DEB_TARBALL=$(deb_tarball "$KERNEL")
+# Where this kernel's KVM selftests keep x86 tests and lists (mainline renamed
+# x86_64 to x86 and moved the lists to Makefile.kvm in 6.14), and the other
+# kernel generation's fastpath policy, which its tests must fail under.
 case $KERNEL in
-6.12) DEB_TARBALL=/usr/src/linux-source-6.12.tar.xz ;;
-*) DEB_TARBALL=$BUILD/src/usr/src/linux-source-$KERNEL.tar.xz ;;
+6.12) ARCH_DIR=x86_64 KVM_MAKEFILE=Makefile WRONG_POLICY=fast-delivery ;;
+*) ARCH_DIR=x86 KVM_MAKEFILE=Makefile.kvm WRONG_POLICY=single-target ;;
 esac
 FRAGMENT=$TOP/configs/testbed.config		# merged onto tinyconfig
 # reproducible kernel builds

@@ -23,7 +23,7 @@ mkdir -p "$BUILD"
 # nothing is installed or upgraded.
 fetch_unstable_source() {
 	local k=$1 state=$BUILD/src/apt mirror
-	[ -f "$BUILD/src/usr/src/linux-source-$k.tar.xz" ] && return
+	[ -f "$(deb_tarball "$k")" ] && return
 	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null |
 		 sed -n '/^[[:space:]]*#/d; s#.*\(https\?://[^ ]*/debian\)/\?\( .*\)\?$#\1#p' |
 		 grep -v security | head -1) || true
@@ -41,7 +41,7 @@ fetch_unstable_source() {
 		{ tail -5 "$BUILD/src/apt-download.log" >&2; die "cannot download linux-source-$k from Debian unstable"; }
 	dpkg-deb -x "$BUILD"/src/linux-source-"$k"_*.deb "$BUILD/src"
 	rm -f "$BUILD"/src/linux-source-"$k"_*.deb
-	[ -f "$BUILD/src/usr/src/linux-source-$k.tar.xz" ] ||
+	[ -f "$(deb_tarball "$k")" ] ||
 		die "linux-source-$k's package has no /usr/src/linux-source-$k.tar.xz"
 }
 

@@ -16,26 +16,23 @@ set -euo pipefail
 
 NAME=0003-KVM-selftests-Add-tests-for-the-x2APIC-ICR-fastpath.patch
 KVM=tools/testing/selftests/kvm
-# Where this kernel keeps the x86 selftests and their Makefile entries
-# (mainline renamed x86_64 to x86 and moved the lists to Makefile.kvm in
-# 6.14), and what its kvm_util calls things that selftests/ and lib/, written
-# for mainline, use.
+# What this kernel's kvm_util calls things that selftests/ and lib/, written
+# for mainline, use (where its tests and lists live: ARCH_DIR and
+# KVM_MAKEFILE, common.sh).
 case $KERNEL in
 6.12)
-	ARCH_DIR=x86_64 MAKEFILE=Makefile
 	API_SED='s/\bgva_t\b/vm_vaddr_t/g; s/\bgpa_t\b/vm_paddr_t/g'
 	POLICY_TEXT="the single-target policy of Linux 6.12: fixed delivery,
 physical destination, no shorthand, not the broadcast ID" ;;
 *)
-	ARCH_DIR=x86 MAKEFILE=Makefile.kvm
 	API_SED=
 	POLICY_TEXT="the fast-delivery policy of Linux 6.18 and later: every IPI
 the APIC map can deliver, not the ALL and ALL-BUT-SELF shorthands, nor
 the broadcast ID" ;;
 esac
 COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util
-base_mk=$KTREE/.kvmipi-pristine/$KVM/$MAKEFILE
-[ -f "$base_mk" ] || die "no pristine $KVM/$MAKEFILE: run 'make kernel' first"
+base_mk=$KTREE/.kvmipi-pristine/$KVM/$KVM_MAKEFILE
+[ -f "$base_mk" ] || die "no pristine $KVM/$KVM_MAKEFILE: run 'make kernel' first"
 need_cmd git git
 
 work=$KB/patchgen
@@ -51,7 +48,7 @@ GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL%>}
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE="2026-11-30T00:00:00+0000" GIT_COMMITTER_DATE="2026-11-30T00:00:00+0000"
 
-cp "$base_mk" "$KVM/$MAKEFILE"
+cp "$base_mk" "$KVM/$KVM_MAKEFILE"
 git add -A && git commit -q -m base
 
 mkdir -p "$KVM/$ARCH_DIR" "$KVM/lib/$ARCH_DIR" "$KVM/include/$ARCH_DIR"
@@ -83,12 +80,12 @@ benches=$(entries TEST_GEN_PROGS_EXTENDED_$ARCH_DIR $ARCH_DIR "" "$TOP"/selftest
 
 insert_after() {	# insert_after ANCHOR_REGEX LINES: after the last matching line
 	local anchor=$1 lines=$2
-	grep -qE "$anchor" "$KVM/$MAKEFILE" || die "anchor '$anchor' not in $KVM/$MAKEFILE"
+	grep -qE "$anchor" "$KVM/$KVM_MAKEFILE" || die "anchor '$anchor' not in $KVM/$KVM_MAKEFILE"
 	awk -v anchor="$anchor" -v lines="$lines" '
 		{ text[NR] = $0 } $0 ~ anchor { last = NR }
 		END { for (i = 1; i <= NR; i++) { print text[i]; if (i == last) print lines } }
-	' "$KVM/$MAKEFILE" >"$KVM/$MAKEFILE.new"
-	mv "$KVM/$MAKEFILE.new" "$KVM/$MAKEFILE"
+	' "$KVM/$KVM_MAKEFILE" >"$KVM/$KVM_MAKEFILE.new"
+	mv "$KVM/$KVM_MAKEFILE.new" "$KVM/$KVM_MAKEFILE"
 }
 insert_after '^LIBKVM \+= lib/userfaultfd_util\.c$' "$lib"
 insert_after "^LIBKVM_$ARCH_DIR \\+= lib/$ARCH_DIR/vmx\\.c\$" "$lib86"
