@@ -154,6 +154,7 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 	for (i = 0; i < ARRAY_SIZE(icr_cases); i++) {
 		const struct icr_case *c = &icr_cases[i];
 		int want_hits = lapic ? icr_expected_fastpath_hits(c->icr, p) : 0;
+		const char *unprovable;
 		uint64_t before = 0;
 		uint8_t vector = c->icr & 0xff;
 		int icr_exits;
@@ -175,9 +176,10 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 		ksft_test_result(ok, "%s, %s: %s\n", f->name, c->name,
 				 lapic ? "pending at the target" : "exits to userspace");
 
-		if (ipi_path_unprovable(p, have_stat, want_hits)) {
+		unprovable = ipi_path_unprovable(p, have_stat, want_hits);
+		if (unprovable) {
 			ksft_test_result_skip("%s, %s: path (%s)\n", f->name, c->name,
-					      ipi_path_unprovable(p, have_stat, want_hits));
+					      unprovable);
 		} else {
 			uint64_t got = vcpu_get_stat(sender, x2apic_icr_fastpath_writes) - before;
 

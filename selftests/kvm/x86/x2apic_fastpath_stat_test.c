@@ -166,6 +166,7 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	const uint32_t ids[] = { SENDER_ID, RECEIVER_ID };
 	struct ipi_expectation e = ipi_expect(c->icr, 0, ids, 2);
 	int want_hits = icr_expected_fastpath_hits(c->icr, p);
+	const char *unprovable;
 	uint32_t irqs = read_guest_u32(&receiver_irqs);
 	uint32_t want_irqs = irqs + !!(e.targets & (1 << 1));
 	uint64_t hits;
@@ -183,9 +184,9 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	ksft_test_result(delivered && read_guest_u32(&receiver_irqs) == want_irqs,
 			 "%s: delivered\n", c->name);
 
-	if (ipi_path_unprovable(p, have_stat, want_hits)) {
-		ksft_test_result_skip("%s: path (%s)\n", c->name,
-				      ipi_path_unprovable(p, have_stat, want_hits));
+	unprovable = ipi_path_unprovable(p, have_stat, want_hits);
+	if (unprovable) {
+		ksft_test_result_skip("%s: path (%s)\n", c->name, unprovable);
 		return;
 	}
 	if (hits != (uint64_t)want_hits)

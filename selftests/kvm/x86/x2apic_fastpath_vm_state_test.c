@@ -200,6 +200,7 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 {
 	uint64_t icr = icr_of(k, s), before = 0, hits = 0, got = 0;
 	int want_hits = icr_expected_fastpath_hits_in(icr, &platform, vm);
+	const char *unprovable;
 	struct ipi_expectation e = ipi_expect_in(icr, SENDER, vm);
 	bool nmi = is_nmi(icr);
 	unsigned int disagree, i;
@@ -224,9 +225,9 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 		if (took_and_clear(vcpus[i], nmi))
 			got |= 1ULL << i;
 
-	if (ipi_path_unprovable(&platform, have_stat, want_hits)) {
-		ksft_test_result_skip("%s: %s: path (%s)\n", s->name, k->name,
-				      ipi_path_unprovable(&platform, have_stat, want_hits));
+	unprovable = ipi_path_unprovable(&platform, have_stat, want_hits);
+	if (unprovable) {
+		ksft_test_result_skip("%s: %s: path (%s)\n", s->name, k->name, unprovable);
 		disagree = 0;
 	} else {
 		disagree = hits != (uint64_t)want_hits;

@@ -825,6 +825,7 @@ static bool create_vm(void)
 
 static void run_table(int run)
 {
+	const char *why;
 	char desc[128];
 	unsigned int v, w;
 
@@ -834,9 +835,9 @@ static void run_table(int run)
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	ksft_print_msg("%splatform: %s\n", run_labels[run], desc);
 	/* The outcome points compare each write's path too, where they can. */
-	if (ipi_path_unprovable(&platform, true, 0))
-		ksft_print_msg("%spaths not compared: %s\n", run_labels[run],
-			       ipi_path_unprovable(&platform, true, 0));
+	why = ipi_path_unprovable(&platform, true, 0);
+	if (why)
+		ksft_print_msg("%spaths not compared: %s\n", run_labels[run], why);
 
 	for (v = 0; v < nr_values; v++)
 		for (w = 0; w < NR_WAYS; w++)

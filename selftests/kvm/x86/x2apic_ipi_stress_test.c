@@ -823,6 +823,7 @@ static void check_path(int n, const struct snapshot *before)
 {
 	const struct vcpu_counts *now = host_counts, *was = before->counts;
 	uint64_t want = 0, unsure = 0, hits = 0, writes = 0;
+	const char *unprovable;
 	struct snapshot after;
 	unsigned int i, k;
 
@@ -834,9 +835,9 @@ static void check_path(int n, const struct snapshot *before)
 			writes += now[i].kinds[k] - was[i].kinds[k];
 	}
 	hits = after.hits - before->hits;
-	if (ipi_path_unprovable(&host_params->platform, have_stat, 0)) {
-		ksft_test_result_skip("epoch %d: path (%s)\n", n,
-				      ipi_path_unprovable(&host_params->platform, have_stat, 0));
+	unprovable = ipi_path_unprovable(&host_params->platform, have_stat, 0);
+	if (unprovable) {
+		ksft_test_result_skip("epoch %d: path (%s)\n", n, unprovable);
 		return;
 	}
 	if (hits != want)
