@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make bench: boot each platform of $BENCH_PLATFORMS (default bochs-vmx, plus
-# qemu-kvm where /dev/kvm exists) with only the IPI benchmark, and leave per
+# make bench: boot each platform of $BENCH_PLATFORMS (default bochs-vmx and
+# bochs-svm, plus qemu-kvm where /dev/kvm exists) with only the IPI
+# benchmark, and leave per
 # platform under $BUILD/bench/<platform>/: table.txt (the printed table),
 # stats.csv, samples.csv (every sample) and bench.png (distributions).
 set -euo pipefail
@@ -13,12 +14,13 @@ SAMPLES=${BENCH_SAMPLES:-1000}
 out=$BUILD/bench/$KERNEL
 declare -A EMULATOR=(
 	[bochs-vmx]="Bochs 2.7, CPU model tigerlake, 1 CPU, VMX+EPT"
+	[bochs-svm]="Bochs 2.7, CPU model zambezi, 1 CPU, SVM+NPT+NRIP save"
 	[qemu-svm]="QEMU 7.2 TCG, CPU EPYC+svm+npt, 1 CPU"
 	[qemu-kvm]="QEMU with KVM, nested, CPU host"
 	[host]="no emulator: the running kernel"
 )
 
-platforms=${BENCH_PLATFORMS:-bochs-vmx$(host_has_kvm && echo " qemu-kvm" || true)}
+platforms=${BENCH_PLATFORMS:-bochs-vmx bochs-svm$(host_has_kvm && echo " qemu-kvm" || true)}
 need_cmd gnuplot gnuplot-nox
 mkdir -p "$out"
 echo "kvm/x2apic_ipi_bench -r -n $SAMPLES" >"$out/tests.list"

@@ -30,9 +30,9 @@ if [ $status -eq 0 ]; then
 	phase mutants make -s -C "$TOP" mutants
 fi
 
-read -r up uf us <"$top/unit.counts" 2>/dev/null || { up=0; uf=1; us=0; }
-read -r rp rf rs <"$top/run.counts" 2>/dev/null || { rp=0; rf=1; rs=0; }
-read -r mp mf ms <"$top/mutants.counts" 2>/dev/null || { mp=0; mf=1; ms=0; }
+read -r up uf us _ <"$top/unit.counts" 2>/dev/null || { up=0; uf=1; us=0; }
+read -r rp rf rs _ <"$top/run.counts" 2>/dev/null || { rp=0; rf=1; rs=0; }
+read -r mp mf ms _ <"$top/mutants.counts" 2>/dev/null || { mp=0; mf=1; ms=0; }
 echo
 echo "make check on kernels $KERNELS, phase times:"
 printf '  %s\n' "${phases[@]}"

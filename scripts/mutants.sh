@@ -3,8 +3,12 @@
 #
 # Prove the suite's power: build the kernel with each historical fastpath
 # mistake put back (mutants/*.patch, applied on top of the series), run the
-# path-checking tests on bochs-vmx, where the fastpath is live, and report
-# each mutant as caught (a test failed, naming the combinations) or missed.
+# path-checking tests where the fastpath is live, and report each mutant as
+# caught (a test failed, naming the combinations) or missed.  A mutant runs
+# on bochs-vmx and bochs-svm, one build booted on both, unless its patch
+# names its platforms on a "Platforms: " line (vendor code: only that
+# vendor's); a "Cmdline: " line adds to the test kernel's command line.  It
+# is caught only when it is caught on every platform it runs on.
 # Restores the normal kernel at the end.  Writes $RESULTS/mutants.counts.
 #
 # DEBUG=1 runs mutants/debug/ instead, on the debug kernel: bugs that only
@@ -17,27 +21,28 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 MUTANT_TESTS="kvm/x2apic_fastpath_stat_test kvm/x2apic_fastpath_vm_state_test kvm/x2apic_fastpath_nested_test kvm/x2apic_ipi_matrix_test"
-MUTANTS=("$TOP"/mutants/$KERNEL/*.patch)
-PLATFORM=bochs-vmx
+# MUTANT=GLOB runs only the mutants whose names match (e.g. MUTANT='svm-*')
+MUTANTS=("$TOP"/mutants/$KERNEL/${MUTANT:-*}.patch)
+DEFAULT_PLATFORMS="bochs-vmx bochs-svm"
 top_results=$RESULTS
 mutants_out=$KB/mutants
 if [ -n "$DEBUG" ]; then
 	say "DEBUG=1: debug-only mutants (mutants/debug/); the fastpath mutants run without DEBUG"
 	MUTANT_TESTS="kvm/x2apic_fastpath_stat_test"
-	MUTANTS=("$TOP"/mutants/$KERNEL/debug/*.patch)
+	MUTANTS=("$TOP"/mutants/$KERNEL/debug/${MUTANT:-*}.patch)
 	mutants_out=$KB/mutants-debug
 fi
 mkdir -p "$top_results"
 
-# is_caught RESULTS_DIR PATCH: did the run catch the mutant?
+# is_caught RESULTS_DIR PATCH PLATFORM: did the run on PLATFORM catch it?
 is_caught() {
-	local rows=$1/results.tsv
-	grep -qP '\tsuite-completed\tpass' "$rows" || return 1
+	local rows=$1/$3/rows.tsv
+	grep -qP '\tsuite-completed\tpass' "$rows" 2>/dev/null || return 1
 	if [ -n "$DEBUG" ]; then
 		# the guest survived to its end, the splat check failed and
 		# the kernel log has the mutant's own report
 		grep -qP '\tguest-kernel-clean\tfail' "$rows" &&
-		grep -aqF -- "$(expected_report "$2")" "$1/$PLATFORM/console.log"
+		grep -aqF -- "$(expected_report "$2")" "$1/$3/console.log"
 	else
 		# the guest ran to the end cleanly and a test failed
 		grep -qP '\tguest-kernel-clean\tpass' "$rows" &&
@@ -48,6 +53,11 @@ is_caught() {
 # The report a debug mutant must provoke: its patch's "Expect: " line.
 expected_report() {
 	sed -n 's/^Expect: //p' "$1" | head -1
+}
+
+# header LINE PATCH: the value of the patch's "LINE: " header, if any
+header() {
+	sed -n "/^diff \|^--- /q; s/^$1: //p" "$2" | head -1
 }
 
 caught=0 missed=0
@@ -63,24 +73,33 @@ for patch in "${MUTANTS[@]}"; do
 		missed=$((missed + 1))
 		continue
 	fi
+	platforms=$(header Platforms "$patch")
+	platforms=${platforms:-$DEFAULT_PLATFORMS}
 	printf '%s\n' $MUTANT_TESTS >"$dir/tests.list"
 	TESTS_LIST=$dir/tests.list INITRAMFS=$dir/initramfs.cpio "$TOP/scripts/initramfs.sh"
 	BZIMAGE=$dir/bzImage INITRAMFS=$dir/initramfs.cpio TESTS_LIST=$dir/tests.list \
-		RESULTS=$dir/results PLATFORMS=$PLATFORM "$TOP/scripts/run.sh" >"$dir/run.log" 2>&1
-	if is_caught "$dir/results" "$patch"; then
+		EXTRA_CMDLINE="$(header Cmdline "$patch")" RESULTS=$dir/results \
+		PLATFORMS="$platforms" "$TOP/scripts/run.sh" >"$dir/run.log" 2>&1
+	escaped=
+	for p in $platforms; do
+		is_caught "$dir/results" "$patch" "$p" || escaped="$escaped $p"
+	done
+	if [ -z "$escaped" ]; then
 		caught=$((caught + 1))
-		echo "ok - mutant $name: caught"
-		if [ -n "$DEBUG" ]; then
-			grep -a -m1 -A1 -F -- "$(expected_report "$patch")" "$dir/results/$PLATFORM/console.log"
-		else
-			# the tests' own words: which write, what path, what delivery
-			sed -n 's/\r$//; s/^.*@@ # //p' "$dir/results/$PLATFORM/console.log" |
-				grep -E 'MISMATCH|fastpath \+[0-9]+, want'
-		fi | head -8 | sed 's/\r$//; s/^/#   /'
+		echo "ok - mutant $name: caught on $platforms"
 	else
 		missed=$((missed + 1))
-		echo "not ok - mutant $name: missed (see $dir/run.log)"
+		echo "not ok - mutant $name: missed on$escaped (see $dir/run.log)"
 	fi
+	for p in $platforms; do
+		if [ -n "$DEBUG" ]; then
+			grep -a -m1 -A1 -F -- "$(expected_report "$patch")" "$dir/results/$p/console.log"
+		else
+			# the tests' own words: which write, what path, what delivery
+			sed -n 's/\r$//; s/^.*@@ # //p' "$dir/results/$p/console.log" |
+				grep -E 'MISMATCH|fastpath \+[0-9]+, want|fastpath \+[0-9]+ over|handled|did not stop'
+		fi 2>/dev/null | head -4 | sed "s/\r$//; s/^/#   $p: /"
+	done
 done
 
 say "restoring the kernel without mutants"

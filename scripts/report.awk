@@ -2,8 +2,23 @@
 #
 # Turn one platform's console.log into KTAP (stdout) and a tab-separated
 # result table (file "rows").  Inputs: -v platform=NAME -v list=TESTS_LIST
-# -v rows=FILE.  Lines for us carry "@@ "; everything else is the guest
-# kernel's console, scanned for splats.
+# -v rows=FILE [-v xfails=FILE].  Lines for us carry "@@ "; everything else
+# is the guest kernel's console, scanned for splats.
+#
+# xfails (scripts/expected-failures) lists KTAP points that fail on a
+# platform because of a proven platform defect: "platform<TAB>test<TAB>ERE
+# on the point's description<TAB>evidence".  A test whose every failing
+# point is listed for this platform is an expected failure (xfail); a listed
+# point that passes fails the test (XPASS: the defect is gone, or the check
+# lost its power).
+
+# the xfails entry a failing point of test t matches on this platform, or 0
+function expected(t, desc,    k) {
+	for (k = 1; k <= nx; k++)
+		if (xtest[k] == t && desc ~ xre[k])
+			return k
+	return 0
+}
 
 function finish(name, result, note) {
 	n++
@@ -22,6 +37,15 @@ BEGIN {
 			if (words[w] ~ /^@/)
 				name = name " " words[w]
 		want[++nwant] = name
+	}
+	while (xfails != "" && (getline x < xfails) > 0) {
+		if (x ~ /^#/ || x == "")
+			continue
+		split(x, xf, "\t")
+		if (xf[1] != platform)
+			continue
+		nx++
+		xtest[nx] = xf[2]; xre[nx] = xf[3]; xwhy[nx] = xf[4]
 	}
 	splat = "Kernel panic|Oops|BUG:|WARNING:|kernel BUG at|general protection fault|" \
 		"possible circular locking|inconsistent lock state|possible recursive locking|" \
@@ -64,12 +88,21 @@ line ~ /^RC / && cur != "" {
 # A test's own KTAP points: what the platform proved, and what it could not
 # (SKIP).  Not for runs under a wrong policy, whose path points must fail.
 cur != "" && cur !~ /@wrong-policy/ {
+	desc = line
+	sub(/^(not )?ok [0-9]+ /, "", desc)
 	if (line ~ /^ok [0-9]+ .*# SKIP/)
 		pskip[cur]++
-	else if (line ~ /^ok [0-9]+ /)
+	else if (line ~ /^ok [0-9]+ /) {
 		pok[cur]++
-	else if (line ~ /^not ok [0-9]+ /)
+		if ((k = expected(cur, desc)))
+			xpass[cur] = xpass[cur] "; " desc " (" xwhy[k] ")"
+	} else if (line ~ /^not ok [0-9]+ /) {
 		pfail[cur]++
+		if ((k = expected(cur, desc))) {
+			pxfail[cur]++
+			xnote[cur] = xwhy[k]
+		}
+	}
 }
 
 cur != "" { out[cur] = out[cur] "    " line "\n"; next }
@@ -89,11 +122,19 @@ END {
 			result = "skip"; note = "SKIP"
 		} else if (rc[t] == 137) {
 			result = "fail"; note = "killed by the per-test timeout"
+		} else if (pxfail[t] && pxfail[t] == pfail[t] && rc[t] == 1) {
+			result = "xfail"
+			note = "expected failure: " pxfail[t] " point(s), " xnote[t]
 		} else {
 			result = "fail"; note = "exit status " rc[t]
 		}
+		if (xpass[t] != "") {
+			result = "fail"
+			note = "XPASS, listed as an expected failure on " platform \
+			       " but passed" xpass[t] ": update scripts/expected-failures"
+		}
 		printf "%s %d %s%s\n", result == "fail" ? "not ok" : "ok", i, t,
-		       result == "skip" ? " # SKIP" : ""
+		       result == "skip" ? " # SKIP" : result == "xfail" ? " # XFAIL " note : ""
 		if (result == "fail")
 			printf "# %s: %s\n", t, note
 		printf "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", platform, t, result,

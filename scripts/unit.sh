@@ -36,7 +36,9 @@ fi
 # 2. The result parser, on fixture console logs with known verdicts.
 for fixture in "$TOP"/scripts/tests/*.console; do
 	name=${fixture%.console}
-	awk -v platform=fixture -v list="$name.list" -v rows="$work/rows.tsv" \
+	xfails=
+	[ ! -f "$name.xfail" ] || xfails=$name.xfail
+	awk -v platform=fixture -v list="$name.list" -v rows="$work/rows.tsv" -v xfails="$xfails" \
 		-f "$TOP/scripts/report.awk" "$fixture" >"$work/ktap"
 	if diff -u "$name.expected" <(cut -f2,3 "$work/rows.tsv") >"$work/diff"; then
 		result pass "report: ${name##*/}"

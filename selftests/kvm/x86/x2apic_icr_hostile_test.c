@@ -30,6 +30,7 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
+#include "guest_idle.h"
 #include "guest_hva.h"
 #include "host_msi.h"
 #include "ipi_oracle.h"
@@ -104,10 +105,8 @@ static void guest_drain(uint32_t me)
 	uint32_t want = READ_ONCE(fences_sent[me]);
 	uint32_t spins = 0;
 
-	asm volatile("sti");
 	while (READ_ONCE(obs[me].irqs[FENCE_VECTOR]) < want && ++spins < FENCE_SPINS)
-		cpu_relax();
-	asm volatile("cli");
+		guest_irq_window();
 }
 
 static void guest_main(uint32_t me)

@@ -28,6 +28,7 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
+#include "guest_idle.h"
 #include "ipi_platform.h"
 
 #define PING_VECTOR	0xc0
@@ -97,6 +98,7 @@ static void ping_isr(struct ex_regs *regs)
 	WRITE_ONCE(t_received, tsc());
 	eoi();
 	send(READ_ONCE(pong_icr));
+	guest_idle_step_over_hlt(regs);
 }
 
 /* NMI pings: no EOI, the pong is a fixed IPI as usual. */
@@ -104,6 +106,7 @@ static void ping_nmi(struct ex_regs *regs)
 {
 	WRITE_ONCE(t_received, tsc());
 	send(READ_ONCE(pong_icr));
+	guest_idle_step_over_hlt(regs);
 }
 
 static void pong_isr(struct ex_regs *regs)
@@ -111,6 +114,7 @@ static void pong_isr(struct ex_regs *regs)
 	WRITE_ONCE(t_ponged, tsc());
 	WRITE_ONCE(pongs, pongs + 1);
 	eoi();
+	guest_idle_step_over_hlt(regs);
 }
 
 static void receiver_code(void)
@@ -123,7 +127,7 @@ static void receiver_code(void)
 			asm volatile("sti; pause; cli" ::: "memory");
 			break;
 		case RX_HALT:
-			asm volatile("sti; hlt; cli" ::: "memory");
+			guest_idle_once();
 			break;
 		default:
 			GUEST_DONE();
@@ -140,7 +144,7 @@ static void one_ping(struct sample *s)
 	send(ping_icr);
 	t1 = tsc();
 	while (READ_ONCE(pongs) == before)
-		asm volatile("sti; hlt; cli" ::: "memory");
+		guest_idle_once();
 	s->write = t1 - t0;
 	s->latency = READ_ONCE(t_received) - t0;
 	s->rtt = READ_ONCE(t_ponged) - t0;

@@ -25,7 +25,7 @@
  * slow path, and every vCPU must see exactly what it saw with the fastpath on.
  *
  * A round: all vCPUs are parked at a GUEST_SYNC; the host names one sender
- * and one ICR value; the other vCPUs idle in "sti; hlt" until a fence
+ * and one ICR value; the other vCPUs idle in HLT (guest_idle.h) until a fence
  * interrupt the host injects with KVM_SIGNAL_MSI after the write.  The fence
  * vector has the lowest priority class of all vectors used, and NMIs outrank
  * every interrupt, so once a vCPU has handled its fence it has handled every
@@ -39,6 +39,7 @@
 #include "processor.h"
 #include "apic.h"
 #include "guest_hva.h"
+#include "guest_idle.h"
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
@@ -109,33 +110,24 @@ static void guest_isr(struct ex_regs *regs)
 
 	WRITE_ONCE(obs[me].irqs[regs->vector], obs[me].irqs[regs->vector] + 1);
 	apic_eoi();
+	guest_idle_step_over_hlt(regs);
 }
-
-#define HLT_OPCODE	0xf4
 
 static void guest_nmi(struct ex_regs *regs)
 {
 	uint32_t me = self_index();
 
 	WRITE_ONCE(obs[me].nmis, obs[me].nmis + 1);
-
-	/*
-	 * An NMI in the shadow of "sti; hlt" returns to the HLT with
-	 * interrupts on: the fence could then be handled before the HLT, which
-	 * would halt for good.  Skip the HLT; the idle loop checks again.
-	 */
-	if (*(uint8_t *)regs->rip == HLT_OPCODE)
-		regs->rip++;
+	guest_idle_step_over_hlt(regs);
 }
 
 static void idle_until_fence(uint32_t me)
 {
 	uint32_t want = READ_ONCE(cmd[me].fences);
 
-	/* STI's shadow makes "sti; hlt" atomic: no wake-up is lost. */
 	asm volatile("cli");
 	while (READ_ONCE(obs[me].irqs[FENCE_VECTOR]) < want)
-		asm volatile("sti; hlt; cli" ::: "memory");
+		guest_idle_once();
 }
 
 /* ICR2 first: writing the low half sends. */

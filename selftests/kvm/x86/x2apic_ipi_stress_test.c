@@ -43,6 +43,7 @@
 #include "processor.h"
 #include "apic.h"
 #include "guest_hva.h"
+#include "guest_idle.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "vcpu_stats.h"
@@ -156,6 +157,7 @@ static void guest_ipi_isr(struct ex_regs *regs)
 	uint32_t sender = (regs->vector - SENDER_VECTOR(0)) / 8;
 	uint32_t me;
 
+	guest_idle_step_over_hlt(regs);
 	if (READ_ONCE(params.chaos)) {
 		__atomic_fetch_add(&mbox.chaos_irqs, 1, __ATOMIC_RELAXED);
 		chaos_eoi();
@@ -173,19 +175,11 @@ static void guest_ipi_isr(struct ex_regs *regs)
 	apic_write(APIC_EOI, 0);
 }
 
-#define HLT_OPCODE	0xf4
-
 static void guest_nmi(struct ex_regs *regs)
 {
 	uint32_t me, from;
 
-	/*
-	 * An NMI in the shadow of "sti; hlt" returns to the HLT with
-	 * interrupts on: the timer could be taken before the HLT, which would
-	 * then wait for an IPI that may never come.  Skip the HLT.
-	 */
-	if (*(uint8_t *)regs->rip == HLT_OPCODE)
-		regs->rip++;
+	guest_idle_step_over_hlt(regs);
 	if (READ_ONCE(params.chaos))
 		return;
 	me = self_index();
@@ -199,10 +193,12 @@ static void guest_nmi(struct ex_regs *regs)
 /* Spurious interrupts need no EOI. */
 static void guest_spurious_isr(struct ex_regs *regs)
 {
+	guest_idle_step_over_hlt(regs);
 }
 
 static void guest_timer_isr(struct ex_regs *regs)
 {
+	guest_idle_step_over_hlt(regs);
 	if (READ_ONCE(params.chaos))
 		chaos_eoi();
 	else
@@ -340,7 +336,7 @@ static void halt_a_while(struct guest_random_state *rng, uint32_t me)
 	WRITE_ONCE(counts[me].doing, DOING_HALT);
 	asm volatile("cli");
 	apic_write(APIC_TMICT, 10000 + guest_random_u32(rng) % 90000);
-	asm volatile("sti; hlt" ::: "memory");	/* STI's shadow: no lost wake-up */
+	guest_halt_irqs_on();
 	counts[me].halts++;
 }
 
