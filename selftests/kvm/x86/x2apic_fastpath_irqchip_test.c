@@ -16,7 +16,10 @@
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "lapic_irr.h"
+#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
+
+#define WAIT_SECONDS	10	/* guest seconds, for any one KVM_RUN */
 
 #define TARGET_ID	1
 #define GUEST_PAGES	4096
@@ -108,7 +111,7 @@ static int run_to_sync(struct kvm_vcpu *vcpu, uint64_t want_icr)
 	struct ucall uc;
 
 	for (;;) {
-		vcpu_run(vcpu);
+		vcpu_run_within(vcpu, WAIT_SECONDS);
 		if (run->exit_reason == KVM_EXIT_X86_RDMSR) {
 			run->msr.data = 0;
 			run->msr.error = 0;

@@ -22,7 +22,10 @@
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "lapic_irr.h"
+#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
+
+#define WAIT_SECONDS	10	/* guest seconds, for any one KVM_RUN */
 
 #define RECEIVER_ID		1
 #define L2_VECTOR		0xa0	/* round 1 */
@@ -165,7 +168,7 @@ int main(void)
 	ksft_print_msg("platform: %s, nested %s\n", desc,
 		       kvm_cpu_has(X86_FEATURE_VMX) ? "VMX" : "SVM");
 
-	vcpu_run(receiver);
+	vcpu_run_within(receiver, WAIT_SECONDS);
 	TEST_ASSERT_EQ(get_ucall(receiver, NULL), UCALL_SYNC);
 
 	for (r = ROUND_L2_WRITES; r <= ROUND_L1_EMULATES; r++) {
@@ -176,7 +179,7 @@ int main(void)
 		bool got;
 
 		before = have_stat ? vcpu_get_stat(l1, x2apic_icr_fastpath_writes) : 0;
-		vcpu_run(l1);
+		vcpu_run_within(l1, WAIT_SECONDS);
 		switch (get_ucall(l1, &uc)) {
 		case UCALL_SYNC:
 			TEST_ASSERT_EQ(uc.args[1], r);
@@ -205,7 +208,7 @@ int main(void)
 				 want_hits);
 	}
 
-	vcpu_run(l1);
+	vcpu_run_within(l1, WAIT_SECONDS);
 	TEST_ASSERT_EQ(get_ucall(l1, NULL), UCALL_DONE);
 	kvm_vm_free(vm);
 	ksft_finished();

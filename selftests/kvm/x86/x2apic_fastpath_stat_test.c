@@ -12,9 +12,7 @@
  * and counts interrupts.  Every wait is bounded by a host deadline.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
@@ -23,6 +21,7 @@
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 
 #define IPI_VECTOR	0xa0
@@ -133,29 +132,16 @@ static uint32_t read_guest_u32(uint32_t *gva)
 	return READ_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)gva));
 }
 
-static void no_op_signal(int sig)
-{
-}
-
 /*
- * Run the sender to its next GUEST_SYNC, within WAIT_SECONDS: an ICR write
- * that never completes (a fastpath that leaves RIP on the WRMSR writes it
- * again and again) must fail, not hang.  SIGALRM takes it out of KVM_RUN.
+ * Run the sender to its next GUEST_SYNC.  Bounded: an ICR write that never
+ * completes (a fastpath that leaves RIP on the WRMSR writes it again and
+ * again) fails rather than hangs.
  */
 static void sender_step(void)
 {
-	struct sigaction sa = { .sa_handler = no_op_signal };
 	struct ucall uc;
-	int r;
 
-	TEST_ASSERT(!sigaction(SIGALRM, &sa, NULL), "sigaction");
-	alarm(WAIT_SECONDS);
-	r = __vcpu_run(sender);
-	alarm(0);
-	TEST_ASSERT(!r || errno != EINTR,
-		    "sender still in KVM_RUN after %d s: its ICR write never completes",
-		    WAIT_SECONDS);
-	TEST_ASSERT(!r, KVM_IOCTL_ERROR(KVM_RUN, r));
+	vcpu_run_within(sender, WAIT_SECONDS);
 	switch (get_ucall(sender, &uc)) {
 	case UCALL_SYNC:
 		return;
@@ -314,7 +300,7 @@ int main(void)
 
 	icr_to_send = 0;
 	sync_global_to_guest(vm, icr_to_send);
-	vcpu_run(sender);
+	vcpu_run_within(sender, WAIT_SECONDS);
 	TEST_ASSERT_EQ(get_ucall(sender, NULL), UCALL_DONE);
 	kvm_vm_free(vm);
 	ksft_finished();

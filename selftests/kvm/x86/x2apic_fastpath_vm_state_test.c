@@ -28,7 +28,10 @@
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "lapic_irr.h"
+#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
+
+#define WAIT_SECONDS	10	/* guest seconds, for any one KVM_RUN */
 
 #define MAX_VCPUS	17
 #define TEST_VECTOR	0xb0
@@ -215,7 +218,7 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 	sync_global_to_guest(vcpus[SENDER]->vm, icr_to_write);
 	if (have_stat)
 		before = vcpu_get_stat(vcpus[SENDER], x2apic_icr_fastpath_writes);
-	vcpu_run(vcpus[SENDER]);
+	vcpu_run_within(vcpus[SENDER], WAIT_SECONDS);
 	TEST_ASSERT(get_ucall(vcpus[SENDER], &uc) == UCALL_SYNC,
 		    "sender: unexpected exit %s after %s",
 		    exit_reason_str(vcpus[SENDER]->run->exit_reason), text);
@@ -278,7 +281,7 @@ static void run_state(const struct vm_state *s)
 	}
 	/* Each vCPU puts its APIC in its state and parks; only the sender returns. */
 	for (i = 0; i < s->nr_vcpus; i++) {
-		vcpu_run(vcpus[i]);
+		vcpu_run_within(vcpus[i], WAIT_SECONDS);
 		TEST_ASSERT(get_ucall(vcpus[i], &uc) == UCALL_SYNC,
 			    "vCPU 0x%x did not reach its state '%s': exit %s",
 			    s->ids[i], s->name, exit_reason_str(vcpus[i]->run->exit_reason));

@@ -35,7 +35,10 @@
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
+
+#define WAIT_SECONDS	10	/* guest seconds, for any one KVM_RUN */
 
 #define NR_VCPUS	3
 #define SENDER		0	/* the vCPU whose ICR is written */
@@ -390,7 +393,7 @@ static void run_to_sync(int i)
 {
 	struct ucall uc;
 
-	vcpu_run(vcpus[i]);
+	vcpu_run_within(vcpus[i], WAIT_SECONDS);
 	switch (get_ucall(vcpus[i], &uc)) {
 	case UCALL_SYNC:
 		return;

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * vcpu_run() with a deadline.  kvm_util's vcpu_run() waits for as long as
+ * KVM_RUN does, and retries it when a signal interrupts it: a vCPU that
+ * never comes back to the host (say, a WRMSR that KVM completes without
+ * moving past it) hangs the test until the runner kills it, with no word of
+ * what it waited for.  vcpu_run_within() fails the test instead.
+ */
+#ifndef SELFTEST_KVM_VCPU_RUN_WITHIN_H
+#define SELFTEST_KVM_VCPU_RUN_WITHIN_H
+
+struct kvm_vcpu;
+
+/*
+ * Run @vcpu once, like vcpu_run(); fail the test if it is still in KVM_RUN
+ * after @seconds.  A timer signals the calling thread only, so vCPU
+ * threads may each use it.
+ */
+void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds);
+
+#endif /* SELFTEST_KVM_VCPU_RUN_WITHIN_H */
