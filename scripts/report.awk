@@ -7,10 +7,14 @@
 #
 # xfails (scripts/expected-failures) lists KTAP points that fail on a
 # platform because of a proven platform defect: "platform<TAB>test<TAB>ERE
-# on the point's description<TAB>evidence".  A test whose every failing
-# point is listed for this platform is an expected failure (xfail); a listed
-# point that passes fails the test (XPASS: the defect is gone, or the check
-# lost its power).
+# on the point's description<TAB>evidence[<TAB>intermittent]".  A test
+# whose every failing point is listed for this platform is an expected
+# failure (xfail); a listed point that passes fails the test (XPASS: the
+# defect is gone, or the check lost its power), unless it is intermittent.
+# Under the kselftest runner (kselftest-run.sh) a test's points come nested
+# ("# not ok ..."), after "# selftests: kvm: NAME": they count as kvm/NAME's,
+# and the runner's "not ok ... selftests: kvm: NAME" is expected when
+# every nested failure before it was.
 
 # the xfails entry a failing point of test t matches on this platform, or 0
 function expected(t, desc,    k) {
@@ -46,6 +50,7 @@ BEGIN {
 			continue
 		nx++
 		xtest[nx] = xf[2]; xre[nx] = xf[3]; xwhy[nx] = xf[4]
+		xflaky[nx] = xf[5] == "intermittent"
 	}
 	splat = "Kernel panic|Oops|BUG:|WARNING:|kernel BUG at|general protection fault|" \
 		"possible circular locking|inconsistent lock state|possible recursive locking|" \
@@ -90,19 +95,39 @@ line ~ /^RC / && cur != "" {
 cur != "" && cur !~ /@wrong-policy/ {
 	desc = line
 	sub(/^(not )?ok [0-9]+ /, "", desc)
+	if (line ~ /^# selftests: [^ ]+: [^ ]+$/) {
+		sub_test = line
+		sub(/^# selftests: /, "", sub_test)
+		sub(/: /, "/", sub_test)
+		sub_bad = sub_xfail = 0
+	} else if (line ~ /^# (not )?ok [0-9]+ / && sub_test != "") {
+		sub(/^# /, "", desc)
+		sub(/^(not )?ok [0-9]+ /, "", desc)
+		k = expected(sub_test, desc)
+		if (line ~ /^# not ok/ && k) {
+			sub_xfail++
+			xnote[cur] = xwhy[k]
+		} else if (line ~ /^# not ok/)
+			sub_bad++
+		else if (k && !xflaky[k] && line !~ /# SKIP/)
+			xpass[cur] = xpass[cur] "; " desc " (" xwhy[k] ")"
+	}
 	if (line ~ /^ok [0-9]+ .*# SKIP/)
 		pskip[cur]++
 	else if (line ~ /^ok [0-9]+ /) {
 		pok[cur]++
-		if ((k = expected(cur, desc)))
+		if ((k = expected(cur, desc)) && !xflaky[k])
 			xpass[cur] = xpass[cur] "; " desc " (" xwhy[k] ")"
 	} else if (line ~ /^not ok [0-9]+ /) {
 		pfail[cur]++
 		if ((k = expected(cur, desc))) {
 			pxfail[cur]++
 			xnote[cur] = xwhy[k]
-		}
+		} else if (sub_test != "" && sub_xfail && !sub_bad)
+			pxfail[cur]++
 	}
+	if (line ~ /^(not )?ok [0-9]+ /)
+		sub_test = ""
 }
 
 cur != "" { out[cur] = out[cur] "    " line "\n"; next }
