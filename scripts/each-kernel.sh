@@ -83,11 +83,11 @@ if [ -f "$top/${kernels%% *}/results.tsv" ] && [ "$counts" = run ]; then
 		END {
 			printf "%-10s", "PLATFORM"; for (k in kern) ks = ks " " k
 			nk = split(substr(ks, 2), kl, " ")
-			for (i = 1; i <= nk; i++) printf "  %-34s", kl[i]; print ""
+			for (i = 1; i <= nk; i++) printf "  %-42s", kl[i]; print ""
 			for (p in plat) {
 				printf "%-10s", p
 				for (i = 1; i <= nk; i++)
-					printf "  %-34s", sprintf("%d/%d/%d, points %d ok %d SKIP%s",
+					printf "  %-42s", sprintf("%d/%d/%d, points %d ok %d SKIP%s",
 						n[p, kl[i], "pass"] + n[p, kl[i], "xfail"], n[p, kl[i], "fail"],
 						n[p, kl[i], "skip"], ok[p SUBSEP kl[i]],
 						skip[p SUBSEP kl[i]],

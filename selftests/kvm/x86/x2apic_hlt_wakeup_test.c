@@ -308,14 +308,14 @@ static void report_stuck(uint32_t want, struct exit_counts *n)
 	vcpu_ioctl(c->vcpu, KVM_GET_LAPIC, &lapic);
 	read_exit_counts(c->vcpu, n);
 	isr = *(uint32_t *)&lapic.regs[LAPIC_ISR + (WAKE_VECTOR / 32) * 0x10];
-	ksft_print_msg("handled %u of %u; KVM_RUN %s; mp_state %u, IRR %s, ISR %s, injected %u (vector 0x%x), shadow %u, RIP 0x%llx, IF %u\n",
+	ksft_print_msg("handled %u of %u; KVM_RUN %s; mp_state %u, IRR %s, ISR %s, ",
 		       READ_ONCE(*host_handled), want,
 		       c->run_errno == EINTR ? "interrupted" : "returned",
 		       mp.mp_state, vcpu_irr_test(c->vcpu, WAKE_VECTOR) ? "set" : "clear",
-		       isr & BIT(WAKE_VECTOR % 32) ? "set" : "clear",
-		       events.interrupt.injected, events.interrupt.nr,
-		       events.interrupt.shadow, regs.rip,
-		       !!(regs.rflags & RFLAGS_IF));
+		       isr & BIT(WAKE_VECTOR % 32) ? "set" : "clear");
+	printf("injected %u (vector 0x%x), shadow %u, RIP 0x%llx, IF %u\n",
+	       events.interrupt.injected, events.interrupt.nr,
+	       events.interrupt.shadow, regs.rip, !!(regs.rflags & RFLAGS_IF));
 }
 
 /* One round; false if the receiver lost the interrupt. */
@@ -354,11 +354,12 @@ static bool wake_round(const struct wake_case *c, uint32_t want)
 	}
 	ksft_print_msg("after re-entering KVM_RUN for %d s more:\n", WAIT_SECONDS);
 	report_stuck(want, &after);
-	ksft_print_msg("meanwhile exits +%lu, irq_window_exits +%lu, halt_exits +%lu, irq_injections +%lu\n",
+	ksft_print_msg("meanwhile exits +%lu, irq_window_exits +%lu, ",
 		       after.exits - before.exits,
-		       after.irq_window_exits - before.irq_window_exits,
-		       after.halt_exits - before.halt_exits,
-		       after.irq_injections - before.irq_injections);
+		       after.irq_window_exits - before.irq_window_exits);
+	printf("halt_exits +%lu, irq_injections +%lu\n",
+	       after.halt_exits - before.halt_exits,
+	       after.irq_injections - before.irq_injections);
 	return false;
 }
 
