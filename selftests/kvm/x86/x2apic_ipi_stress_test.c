@@ -318,8 +318,17 @@ static void send_one(struct guest_random_state *rng, uint32_t me)
 
 	announce(me, e.targets, kind == KIND_NMI, icr);
 	if (params.xapic) {
-		xapic_send(icr);
+		xapic_send(icr);	/* an MMIO store: ordered after the announcement */
 	} else {
+		/*
+		 * A WRMSR to the x2APIC ICR is not serializing: the IPI could
+		 * reach its target before the announcement does (SDM vol. 3,
+		 * "MSR Access in x2APIC Mode"; with IPI virtualization there is
+		 * not even an exit).
+		 * MFENCE makes the stores visible, LFENCE keeps the WRMSR after
+		 * it, as Linux's weak_wrmsr_fence() does.
+		 */
+		asm volatile("mfence; lfence" ::: "memory");
 		x2apic_write_reg(APIC_ICR, icr);
 		hits = icr_expected_fastpath_hits(icr, &params.platform);
 		if (hits < 0)
