@@ -136,11 +136,11 @@ make_iso() {
 # from 5900 with SO_REUSEADDR, then listens: two Bochs starting at once can
 # bind the same port, and the one whose listen() fails gives up on every
 # other port ("RFB could not bind any port", gui/rfb.cc).  Start one at a
-# time: hold a lock until this one listens (at most 60 s).
+# time, across checkouts too (the ports are the machine's): hold a lock until
+# this one listens (at most 60 s).
 rfb_locked=
 rfb_lock() {
-	mkdir -p "$BUILD"
-	exec 9>"$BUILD/.bochs-rfb.lock"
+	exec 9>"${TMPDIR:-/tmp}/kvmipi-bochs-rfb.lock"
 	flock 9
 	rfb_locked=1
 }
