@@ -59,11 +59,16 @@ static const struct oracle_case cases[] = {
 	{ "fixed all shorthand", FIXED | ASSERT | SH_ALL | 0x40, 2, 0, IPI_FATE_EACH, ALL },
 	{ "fixed all-but-self shorthand", FIXED | ASSERT | SH_ALLBUT | DEST(1) | 0x40, 1, 0, IPI_FATE_EACH, 0xd },
 	{ "fixed all-but-self, physical dest ignored", FIXED | ASSERT | SH_ALLBUT | DEST(3) | 0x40, 0, 0, IPI_FATE_EACH, 0xe },
-	{ "fixed self level-triggered is invalid", FIXED | ASSERT | LEVEL | SH_SELF | 0x40, 0, FD, IPI_FATE_UNDEFINED, 0 },
+	/* Table 11-6 note 2: by shorthand, level-triggered is issued as edge */
+	{ "fixed self level-triggered is sent as edge", FIXED | ASSERT | LEVEL | SH_SELF | 0x40, 0, FD, IPI_FATE_EACH, 0x1 },
 	{ "lowest-priority physical", LOWEST | ASSERT | DEST(17) | 0x40, 0, FD, IPI_FATE_ONE_OF, 0x8 },
 	{ "lowest-priority logical, two bits", LOWEST | ASSERT | LOGICAL | DEST(0x10003) | 0x40, 0, FD, IPI_FATE_ONE_OF, 0xc },
 	{ "lowest-priority logical, nobody", LOWEST | ASSERT | LOGICAL | DEST(0x20001) | 0x40, 0, FD, IPI_FATE_EACH, 0 },
-	{ "lowest-priority self is invalid", LOWEST | ASSERT | SH_SELF | 0x40, 0, FD, IPI_FATE_UNDEFINED, 0 },
+	/* note 4: all-but-self may come back to the sender; we decide the rest so */
+	{ "lowest-priority self: the sender", LOWEST | ASSERT | SH_SELF | 0x40, 0, FD, IPI_FATE_ONE_OF, 0x1 },
+	{ "lowest-priority all: one of all", LOWEST | ASSERT | SH_ALL | 0x40, 2, 0, IPI_FATE_ONE_OF, ALL },
+	{ "lowest-priority all-but-self: one of all", LOWEST | ASSERT | SH_ALLBUT | 0x40, 2, 0, IPI_FATE_ONE_OF, ALL },
+	{ "lowest-priority broadcast: undecided", LOWEST | ASSERT | BCAST | 0x40, 1, 0, IPI_FATE_UNDEFINED, 0 },
 	{ "nmi physical", NMI | ASSERT | DEST(16), 0, FD, IPI_FATE_EACH, 0x4 },
 	{ "nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 3, 0, IPI_FATE_EACH, 0x7 },
 	{ "nmi self is invalid", NMI | ASSERT | SH_SELF, 3, FD, IPI_FATE_UNDEFINED, 0 },
@@ -77,9 +82,10 @@ static const struct oracle_case cases[] = {
 	{ "fixed vector 0 to all is illegal", FIXED | ASSERT | SH_ALL, 0, 0, IPI_FATE_EACH, 0 },
 	{ "lowest-priority vector 2 is illegal", LOWEST | ASSERT | LOGICAL | DEST(0x3) | 0x02, 0, FD, IPI_FATE_EACH, 0 },
 	{ "nmi ignores its vector field", NMI | ASSERT | DEST(1) | 0x02, 0, FD, IPI_FATE_EACH, 0x2 },
-	/* level de-assert: ignored on P6, level flag meaningless on xAPIC */
-	{ "fixed level de-assert", FIXED | LEVEL | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_UNDEFINED, 0 },
-	{ "nmi level de-assert", NMI | LEVEL | DEST(1), 0, FD, IPI_FATE_UNDEFINED, 0 },
+	/* the level flag has no meaning since the Pentium 4: sent as 1 */
+	{ "fixed level de-assert is sent", FIXED | LEVEL | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0x2 },
+	{ "lowest-priority level de-assert is sent", LOWEST | LEVEL | LOGICAL | DEST(0x3) | 0x40, 0, FD, IPI_FATE_ONE_OF, 0x3 },
+	{ "nmi level de-assert is sent", NMI | LEVEL | DEST(1), 0, FD, IPI_FATE_EACH, 0x2 },
 	{ "init level de-assert, physical", INIT | LEVEL | DEST(1), 0, FD, IPI_FATE_EACH, 0 },
 	{ "fixed edge, level flag clear", FIXED | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0x2 },
 	/* destinations beyond any vCPU */

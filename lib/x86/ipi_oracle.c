@@ -188,8 +188,15 @@ bool icr_illegal_vector(uint64_t raw)
 }
 
 /*
- * The SDM's table of valid ICR combinations; everything else is "invalid",
- * i.e. architecturally undefined, and tests must not expect any outcome.
+ * The SDM's table of valid ICR combinations for the Pentium 4 and Xeon
+ * xAPIC, which the x2APIC keeps (Vol. 3A Table 11-6); everything else is
+ * "invalid", i.e. architecturally undefined, and tests must not expect any
+ * outcome.  Two of its notes turn rows marked invalid into defined ones:
+ * note 2, a level-triggered IPI by shorthand is issued as edge-triggered;
+ * note 4, lowest priority to "all excluding self" is "essentially the same
+ * as the all including self destination".  Lowest priority to self or to
+ * all including self, marked invalid with no note, we decide as note 4
+ * reads: one APIC of the set the shorthand names takes it.
  */
 static bool icr_combination_valid(const struct icr *icr)
 {
@@ -199,20 +206,18 @@ static bool icr_combination_valid(const struct icr *icr)
 		return false;
 
 	/*
-	 * A level-triggered de-assert other than INIT's: the P6 table ignores
-	 * it, while for the xAPIC and x2APIC the level flag has no meaning
-	 * and is always issued as 1.  The SDM gives two answers: undefined.
+	 * The level flag (bit 14) other than for INIT: SDM Vol. 3A 11.6.1,
+	 * "This flag has no meaning in Pentium 4 and Intel Xeon processors,
+	 * and will always be issued as a 1."  Every x2APIC is of that line,
+	 * so a de-assert is sent as the assert would be: ignored here.
 	 */
-	if (icr->level_trigger && !icr->level_assert)
-		return false;
-
 	switch (icr->shorthand) {
 	case ICR_SH_SELF:
-		return icr->mode == ICR_DM_FIXED && !icr->level_trigger;
 	case ICR_SH_ALL:
-		return icr->mode == ICR_DM_FIXED;
-	case ICR_SH_NONE:
+		return fixed_like;
 	case ICR_SH_ALL_BUT_SELF:
+		return true;
+	case ICR_SH_NONE:
 	default:
 		if (!icr->level_trigger)
 			return true;
@@ -281,12 +286,17 @@ static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
 		break;
 	}
 
+	/*
+	 * One APIC of the set takes it; "all excluding self" may be the sender.
+	 * Lowest priority to the broadcast ID is left undecided for now.
+	 */
 	if (icr->mode == ICR_DM_LOWEST) {
-		/* Arbitration among all APICs is not defined for broadcasts. */
-		if (icr->shorthand != ICR_SH_NONE || broadcast)
-			e.fate = IPI_FATE_UNDEFINED;
-		else if (e.targets)
+		if (icr->shorthand == ICR_SH_ALL_BUT_SELF)
+			e.targets = all;
+		if (e.targets)
 			e.fate = IPI_FATE_ONE_OF;
+		if (icr->shorthand == ICR_SH_NONE && broadcast)
+			e.fate = IPI_FATE_UNDEFINED;
 	}
 	return e;
 }

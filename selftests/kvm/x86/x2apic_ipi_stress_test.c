@@ -14,9 +14,10 @@
  *  - chaos epochs: the host moves random running vCPUs between x2APIC, xAPIC
  *    and disabled, gives them new xAPIC IDs, tries new x2APIC IDs, and
  *    rewrites their local APIC and event state, all while IPIs fly.  IPIs
- *    may be lost then; the host kernel must stay clean and the vCPUs keep
- *    running.  Then the host settles every vCPU into a known mode and IDs,
- *    and the next checked epoch must deliver exactly again.
+ *    may be lost then; the host kernel must stay clean, and every vCPU must
+ *    write the ICR at least ops / 2 times, come back to the host, and read
+ *    back the x2APIC mode and IDs the host settles it into.  The next
+ *    checked epoch must deliver exactly again.
  *
  * Loss and duplication stay visible despite the coalescing of equal vectors
  * in the IRR: every sender has a vector of its own, and before it sends it
@@ -106,6 +107,7 @@ struct vcpu_counts {
 	uint64_t want_hits;	/* fastpath hits the oracle predicts */
 	uint64_t unsure_hits;	/* writes that may or may not take it */
 	uint64_t halts, masked, tpr_raises, late_acks;
+	uint64_t chaos_writes;	/* ICR writes in chaos epochs */
 	uint32_t op;		/* progress, shown when a vCPU fails */
 	uint32_t doing;
 };
@@ -443,6 +445,7 @@ static void chaos_epoch(uint32_t me)
 			xapic_send(icr);
 		else if (x2apic_write_reg_safe(APIC_ICR, icr))
 			__atomic_fetch_add(&mbox.chaos_faults, 1, __ATOMIC_RELAXED);
+		WRITE_ONCE(counts[me].chaos_writes, counts[me].chaos_writes + 1);
 	}
 	asm volatile("cli");
 }
@@ -853,12 +856,57 @@ static void check_path(int n, const struct snapshot *before)
 			 n, hits, writes);
 }
 
-static void report_chaos(int n, uint64_t changes)
+/* What vCPU @i reads back differs from what settle() set: say so. */
+static bool settled_wrong(unsigned int i, const struct epoch_params *p)
 {
+	uint64_t want_base = MSR_IA32_APICBASE_ENABLE | (p->xapic ? 0 : X2APIC_ENABLE);
+	uint64_t base = vcpu_get_msr(ctl[i].vcpu, MSR_IA32_APICBASE);
+	struct kvm_lapic_state lapic;
+	uint32_t id, ldr, want_ldr;
+
+	vcpu_ioctl(ctl[i].vcpu, KVM_GET_LAPIC, &lapic);
+	id = *(uint32_t *)&lapic.regs[APIC_ID];
+	ldr = *(uint32_t *)&lapic.regs[XAPIC_LDR];
+	want_ldr = p->xapic ? (uint32_t)p->flat_ldr[i] << 24 :
+		   (p->apic_ids[i] >> 4) << 16 | 1U << (p->apic_ids[i] & 0xf);
+	if ((base & (MSR_IA32_APICBASE_ENABLE | X2APIC_ENABLE)) == want_base &&
+	    id == p->apic_ids[i] << 24 && ldr == want_ldr)
+		return false;
+	ksft_print_msg("vCPU %u settled: APIC base 0x%lx, ID 0x%x, LDR 0x%x; %s 0x%lx, 0x%x, 0x%x\n",
+		       i, base, id, ldr, "want", want_base, p->apic_ids[i] << 24, want_ldr);
+	return true;
+}
+
+/*
+ * A chaos epoch passes when the host made its CHAOS_CHANGES state changes,
+ * every vCPU wrote the ICR at least ops / 2 times (a tenth of its loops are
+ * masked pauses) and came back to the host (any other exit fails the test),
+ * and, settled again into x2APIC mode, every vCPU reads back what was set.
+ */
+static void report_chaos(int n, uint64_t changes, const struct snapshot *before)
+{
+	unsigned int i, idle = 0, wrong = 0;
+	uint64_t writes;
+
+	for (i = 0; i < nr_vcpus; i++) {
+		writes = host_counts[i].chaos_writes - before->counts[i].chaos_writes;
+		if (writes >= host_params->ops / 2)
+			continue;
+		ksft_print_msg("epoch %d: vCPU %u wrote the ICR %lu times, want %u or more\n",
+			       n, i, writes, host_params->ops / 2);
+		idle++;
+	}
+	settle(TO_X2APIC, host_params);
+	for (i = 0; i < nr_vcpus; i++)
+		wrong += settled_wrong(i, host_params);
+	if (changes < CHAOS_CHANGES)
+		ksft_print_msg("epoch %d: %lu state changes, want %d\n", n, changes,
+			       CHAOS_CHANGES);
 	ksft_print_msg("epoch %d: %lu interrupts taken, %lu ICR writes faulted\n", n,
 		       host_mbox->chaos_irqs, host_mbox->chaos_faults);
-	ksft_test_result_pass("epoch %d (%s): %lu state changes, every vCPU kept running\n",
-			      n, epochs[n].name, changes);
+	ksft_test_result(changes >= CHAOS_CHANGES && !idle && !wrong,
+			 "epoch %d (%s): %lu state changes, each vCPU wrote the ICR %u times or more, all settled as set\n",
+			 n, epochs[n].name, changes, host_params->ops / 2);
 }
 
 static void report_load(void)
@@ -955,7 +1003,7 @@ static void run_epoch(int n)
 	run_all(n > 0, e->name);
 
 	if (e->chaos) {
-		report_chaos(n, READ_ONCE(state_changes) - changes);
+		report_chaos(n, READ_ONCE(state_changes) - changes, &before);
 	} else {
 		check_delivery(n, &before);
 		check_path(n, &before);
