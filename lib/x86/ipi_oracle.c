@@ -226,7 +226,7 @@ static bool icr_combination_valid(const struct icr *icr)
 }
 
 /* x2APIC logical ID: cluster in bits 31:16, one bit of 16 in bits 15:0. */
-static uint32_t x2apic_logical_id(uint32_t x2apic_id)
+uint32_t x2apic_logical_id(uint32_t x2apic_id)
 {
 	return (x2apic_id >> 4) << 16 | 1U << (x2apic_id & 0xf);
 }

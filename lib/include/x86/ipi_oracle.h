@@ -88,6 +88,9 @@ int icr_format(uint64_t raw, char *buf, size_t size);
 
 bool icr_illegal_vector(uint64_t raw);
 
+/* The logical ID an x2APIC derives from its ID: cluster << 16 | 1 << (id & 15). */
+uint32_t x2apic_logical_id(uint32_t x2apic_id);
+
 /*
  * Which ICR writes KVM completes in its fastpath, by kernel generation:
  *

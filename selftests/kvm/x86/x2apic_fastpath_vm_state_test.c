@@ -115,11 +115,6 @@ static void guest_code(uint32_t apic_state)
 	}
 }
 
-static uint32_t x2apic_ldr(uint32_t id)
-{
-	return (id >> 4) << 16 | 1U << (id & 0xf);
-}
-
 static uint32_t max_id(const struct vm_state *s)
 {
 	uint32_t m = 0;
@@ -143,18 +138,18 @@ static uint64_t icr_of(const struct icr_kind *k, const struct vm_state *s)
 
 	switch (k->to) {
 	case TO_PEER:
-		dest = logical ? x2apic_ldr(peer) : peer;
+		dest = logical ? x2apic_logical_id(peer) : peer;
 		break;
 	case TO_PEERS:
 		for (i = 0; i < s->nr_vcpus; i++)
 			if (s->ids[i] >> 4 == peer >> 4)
-				dest |= x2apic_ldr(s->ids[i]);
+				dest |= x2apic_logical_id(s->ids[i]);
 		break;
 	case TO_LAST:
-		dest = logical ? x2apic_ldr(last) : last;
+		dest = logical ? x2apic_logical_id(last) : last;
 		break;
 	case TO_ABSENT:
-		dest = logical ? x2apic_ldr((max_id(s) | 0xf) + 1) : max_id(s) + 1;
+		dest = logical ? x2apic_logical_id((max_id(s) | 0xf) + 1) : max_id(s) + 1;
 		break;
 	case TO_BROADCAST:
 		dest = X2APIC_BROADCAST;

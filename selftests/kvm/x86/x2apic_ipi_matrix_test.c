@@ -330,6 +330,8 @@ static unsigned int group_of(bool xapic, int mode, enum group_kind kind, bool le
 
 static void init_groups(void)
 {
+	/* An SMI is latched only where KVM emulates SMM. */
+	const char *smi_skip = kvm_has_cap(KVM_CAP_X86_SMM) ? NULL : "no KVM_CAP_X86_SMM";
 	int x, m, k, l;
 
 	for (x = 0; x < 2; x++)
@@ -344,17 +346,11 @@ static void init_groups(void)
 		for (k = 0; k < NR_KINDS; k++) {
 			snprintf(groups[GROUP_DISRUPTIVE(m, k)].name, sizeof(groups[0].name),
 				 "%s %s", dis_names[m], kind_names[k]);
-			/* An SMI is latched only where KVM emulates SMM. */
-			if (m == DIS_SMI && !kvm_has_cap(KVM_CAP_X86_SMM))
-				groups[GROUP_DISRUPTIVE(m, k)].skip = "no KVM_CAP_X86_SMM";
+			if (m == DIS_SMI)
+				groups[GROUP_DISRUPTIVE(m, k)].skip = smi_skip;
 		}
 	snprintf(groups[GROUP_RESERVED].name, sizeof(groups[0].name), "reserved bits set");
 	snprintf(groups[GROUP_LOW_VEC].name, sizeof(groups[0].name), "vector below 16");
-}
-
-static uint32_t x2apic_ldr(uint32_t id)
-{
-	return (id >> 4) << 16 | 1U << (id & 0xf);
 }
 
 static void format_set(uint64_t set, char *buf, size_t size)
@@ -560,7 +556,7 @@ static void run_sender(int s)
 
 	for (i = 0; i < NR_VCPUS; i++) {
 		phys[nphys++] = apic_ids[i];			/* each, self included */
-		logical[nlog++] = x ? flat_ldr[i] : x2apic_ldr(apic_ids[i]);
+		logical[nlog++] = x ? flat_ldr[i] : x2apic_logical_id(apic_ids[i]);
 	}
 	phys[nphys++] = MISSING_ID;
 	phys[nphys++] = x ? XAPIC_BROADCAST : X2APIC_BROADCAST;
@@ -570,9 +566,9 @@ static void run_sender(int s)
 		logical[nlog++] = FLAT_NOBODY;
 		logical[nlog++] = XAPIC_BROADCAST;
 	} else {
-		logical[nlog++] = x2apic_ldr(apic_ids[0]) | x2apic_ldr(apic_ids[1]);
-		logical[nlog++] = x2apic_ldr(apic_ids[2]) | x2apic_ldr(apic_ids[3]);
-		logical[nlog++] = x2apic_ldr(MISSING_ID);	/* nobody */
+		logical[nlog++] = x2apic_logical_id(apic_ids[0]) | x2apic_logical_id(apic_ids[1]);
+		logical[nlog++] = x2apic_logical_id(apic_ids[2]) | x2apic_logical_id(apic_ids[3]);
+		logical[nlog++] = x2apic_logical_id(MISSING_ID);	/* nobody */
 		logical[nlog++] = X2APIC_BROADCAST;
 	}
 
@@ -709,8 +705,8 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 /* SMI, INIT and SIPI from vCPU @s, to destinations that leave @s out. */
 static void run_disruptive_sender(int s)
 {
-	uint32_t pair = s < 2 ? x2apic_ldr(apic_ids[2]) | x2apic_ldr(apic_ids[3]) :
-			x2apic_ldr(apic_ids[0]) | x2apic_ldr(apic_ids[1]);
+	uint32_t pair = s < 2 ? x2apic_logical_id(apic_ids[2]) | x2apic_logical_id(apic_ids[3]) :
+			x2apic_logical_id(apic_ids[0]) | x2apic_logical_id(apic_ids[1]);
 	int m, i;
 
 	for (m = 0; m < NR_DISRUPTIVE; m++) {
@@ -724,7 +720,7 @@ static void run_disruptive_sender(int s)
 			round_disruptive(s, m, with_dest(base, apic_ids[i]),
 					 GROUP_DISRUPTIVE(m, KIND_PHYSICAL));
 			round_disruptive(s, m, with_dest(base | APIC_DEST_LOGICAL,
-							 x2apic_ldr(apic_ids[i])),
+							 x2apic_logical_id(apic_ids[i])),
 					 GROUP_DISRUPTIVE(m, KIND_LOGICAL));
 		}
 		round_disruptive(s, m, with_dest(base, MISSING_ID),
