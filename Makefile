@@ -19,7 +19,7 @@ KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) scripts/kernels.sh)
 ifeq ($(KERNELS),)
 $(error no kernel to work on: see the error above)
 endif
-export BUILD DEBUG KSRC KERNELS MUTANT MUTANT_PLATFORMS PLATFORMS RESULTS TEST_TIMEOUT
+export BUILD DEBUG KSRC KERNELS MUTANT MUTANT_PLATFORMS PLATFORMS RESULTS TEST_TIMEOUT TIME_SCALE
 EACH = scripts/each-kernel.sh
 
 .PHONY: all deps kernel patches tests initramfs run mutants bench unit check clean

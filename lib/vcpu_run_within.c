@@ -3,6 +3,7 @@
  * vcpu_run() with a deadline; see vcpu_run_within.h.
  */
 #include <signal.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,4 +40,14 @@ void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds)
 		    "vCPU %u still in KVM_RUN after %u s", vcpu->id, seconds);
 	TEST_ASSERT(!r, KVM_IOCTL_ERROR(KVM_RUN, r));
 	assert_on_unhandled_exception(vcpu);
+}
+
+unsigned int test_time_scale(void)
+{
+	const char *s = getenv("KVM_SELFTEST_TIME_SCALE");
+	static unsigned int scale;
+
+	if (!scale)
+		scale = s ? atoi_positive("KVM_SELFTEST_TIME_SCALE", s) : 1;
+	return scale;
 }

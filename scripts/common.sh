@@ -24,14 +24,21 @@ case " $KERNELS_SUPPORTED " in
 *" $KERNEL "*) ;;
 *) printf 'error: KERNEL=%s: use one of %s\n' "$KERNEL" "$KERNELS_SUPPORTED" >&2; exit 1 ;;
 esac
+# PRISTINE=1: the kernel without the series (the unmodified source, for
+# reproducers: scripts/smp-repro.sh), in its own tree, build and bzImage.
+case ${PRISTINE:-} in
+""|0) PRISTINE= ; pst= ;;
+1) pst=-pristine ; [ -z "$DEBUG" ] || { printf 'error: PRISTINE=1 and DEBUG=1 do not combine\n' >&2; exit 1; } ;;
+*) printf 'error: PRISTINE=%s: use PRISTINE=1, or leave it unset\n' "$PRISTINE" >&2; exit 1 ;;
+esac
 KB=$BUILD/$KERNEL
-KTREE=$KB/linux			# patched kernel source
-KOUT_NORMAL=$KB/kbuild		# kernel build outputs (O=), normal and DEBUG=1
-KOUT_DEBUG=$KB/kbuild-debug
-KOUT=$KB/kbuild$dbg		# the one this run builds and boots
+KTREE=$KB/linux$pst		# patched (or pristine) kernel source
+KOUT_NORMAL=$KB/kbuild$pst	# kernel build outputs (O=), normal and DEBUG=1
+KOUT_DEBUG=$KB/kbuild-debug$pst
+KOUT=$KB/kbuild$dbg$pst		# the one this run builds and boots
 TESTS_OUT=$KB/kselftest		# installed KVM selftests (run_kselftest.sh, kvm/)
 RESULTS=${RESULTS:-$BUILD/results$dbg/$KERNEL}
-BZIMAGE=${BZIMAGE:-$KB/bzImage$dbg}			# what the emulators boot
+BZIMAGE=${BZIMAGE:-$KB/bzImage$dbg$pst}			# what the emulators boot
 INITRAMFS=${INITRAMFS:-$KB/initramfs.cpio}
 TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
 PATCHES=$TOP/patches/$KERNEL	# the series for this kernel

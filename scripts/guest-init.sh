@@ -17,6 +17,9 @@ ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
 
 limit=$(sed -n 's/.*kvmipi.timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
+# every time bound of the tests times this (vcpu_run_within.h)
+scale=$(sed -n 's/.*kvmipi.time_scale=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -z "$scale" ] || export KVM_SELFTEST_TIME_SCALE=$scale
 
 sh /suite.sh /tests "${limit:-300}" 2>&1 | while IFS= read -r line; do
 	echo "<5>@@ $line" >/dev/kmsg

@@ -9,6 +9,8 @@
 #   default                     Debian's linux-source-$KERNEL tarball
 #   DEBUG=1                     add configs/debug.config, build into
 #                               build/kbuild-debug -> build/bzImage-debug
+#   PRISTINE=1                  no patches: build/linux-pristine ->
+#                               build/bzImage-pristine (reproducers)
 #
 # Every step is incremental: an unchanged source, series and config rebuild
 # in seconds.  --prepare: only make the source tree ready (for make patches).
@@ -52,6 +54,7 @@ get_source() {
 # by scripts/mutants.sh), as absolute paths.
 wanted_patches() {
 	local p
+	[ -z "$PRISTINE" ] || return 0
 	while read -r p; do
 		[ -f "$PATCHES/$p" ] || die "patches/$KERNEL/series names $p, which does not exist"
 		echo "$PATCHES/$p"

@@ -103,7 +103,7 @@ for patch in "${MUTANTS[@]}"; do
 		else
 			# the tests' own words: which write, what path, what delivery
 			sed -n 's/\r$//; s/^.*@@ # //p' "$dir/results/$p/console.log" |
-				grep -E 'MISMATCH|fastpath \+[0-9]+, want|fastpath \+[0-9]+ over|handled|did not stop|still in KVM_RUN'
+				grep -E 'MISMATCH|fastpath \+[0-9]+, want|fastpath \+[0-9]+ over|handled|did not stop|still in KVM_RUN|drop the mark'
 		fi 2>/dev/null | head -4 | sed "s/\r$//; s/^/#   $p: /"
 	done
 done

@@ -5,11 +5,13 @@
 #   bochs-vmx  Bochs, tigerlake model, 1 CPU: VMX with EPT, the fastpath is live
 #   bochs-svm  Bochs, zambezi model (AMD family 15h), 1 CPU: SVM with NPT and
 #              NRIP save, the SVM fastpath is live
-#   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 2 CPUs: no NRIP save, no fastpath
+#   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 1 CPU: no NRIP save, no fastpath
 #   qemu-kvm   QEMU with KVM and nested virtualization (needs /dev/kvm)
 #   host       the running kernel (a patched machine)
 # Every emulator run has a wall-clock limit and is killed with its whole
 # process group when it ends, hangs or its guest kernel panics.
+# QEMU_SVM_SMP=N, BOCHS_CPUS=N: that many emulated CPUs instead of one
+# (scripts/smp-repro.sh); PLATFORM_LIMIT=S: the wall-clock limit.
 #
 # usage: platform.sh PLATFORM OUTDIR
 set -euo pipefail
@@ -19,6 +21,8 @@ platform=$1
 out=$2
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}	# per test, seconds of guest time
 CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
+# TIME_SCALE=N: the tests' time bounds N times longer (KVM_SELFTEST_TIME_SCALE)
+[ -z "${TIME_SCALE:-}" ] || CMDLINE="$CMDLINE kvmipi.time_scale=$TIME_SCALE"
 # EXTRA_CMDLINE: more for the test kernel (a mutant's "Cmdline: ", debugging)
 [ -z "${EXTRA_CMDLINE:-}" ] || CMDLINE="$CMDLINE $EXTRA_CMDLINE"
 
@@ -42,6 +46,7 @@ if [ -n "$DEBUG" ]; then
 	# and KASAN at the first vCPU's FPU; keep those features out of its way.
 	BOCHS_CMDLINE=" noxsave clearcpuid=ht"
 fi
+[ -z "${PLATFORM_LIMIT:-}" ] || LIMIT[$platform]=$PLATFORM_LIMIT
 
 # Linux 7.2 dies at boot under the tigerlake model (a NULL pointer
 # dereference right after the rootfs is mounted) unless the same CPUID
@@ -158,7 +163,7 @@ run_bochs() {
 	make_iso
 	cat >"$out/bochsrc" <<-BOCHSRC
 	megs: $MEM
-	cpu: model=$model, count=1, reset_on_triple_fault=0$BOCHS_IPS
+	cpu: model=$model, count=${BOCHS_CPUS:-1}, reset_on_triple_fault=0$BOCHS_IPS
 	romimage: file=/usr/share/bochs/BIOS-bochs-latest
 	vgaromimage: file=/usr/share/vgabios/vgabios.bin
 	ata0-master: type=cdrom, path=$out/boot.iso, status=inserted

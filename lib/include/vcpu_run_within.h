@@ -18,4 +18,12 @@ struct kvm_vcpu;
  */
 void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds);
 
+/*
+ * The factor every time bound of a test is multiplied by: the environment's
+ * KVM_SELFTEST_TIME_SCALE, a positive integer, 1 if unset.  The bounds are
+ * sized for emulated machines, which run guests far slower than hardware;
+ * a loaded host or a debug kernel may need them longer still.
+ */
+unsigned int test_time_scale(void);
+
 #endif /* SELFTEST_KVM_VCPU_RUN_WITHIN_H */

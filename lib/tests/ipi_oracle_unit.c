@@ -68,7 +68,7 @@ static const struct oracle_case cases[] = {
 	{ "lowest-priority self: the sender", LOWEST | ASSERT | SH_SELF | 0x40, 0, FD, IPI_FATE_ONE_OF, 0x1 },
 	{ "lowest-priority all: one of all", LOWEST | ASSERT | SH_ALL | 0x40, 2, 0, IPI_FATE_ONE_OF, ALL },
 	{ "lowest-priority all-but-self: one of all", LOWEST | ASSERT | SH_ALLBUT | 0x40, 2, 0, IPI_FATE_ONE_OF, ALL },
-	{ "lowest-priority broadcast: undecided", LOWEST | ASSERT | BCAST | 0x40, 1, 0, IPI_FATE_UNDEFINED, 0 },
+	{ "lowest-priority broadcast: one of all", LOWEST | ASSERT | BCAST | 0x40, 1, 0, IPI_FATE_ONE_OF, ALL },
 	{ "nmi physical", NMI | ASSERT | DEST(16), 0, FD, IPI_FATE_EACH, 0x4 },
 	{ "nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 3, 0, IPI_FATE_EACH, 0x7 },
 	{ "nmi self is invalid", NMI | ASSERT | SH_SELF, 3, FD, IPI_FATE_UNDEFINED, 0 },
@@ -112,6 +112,7 @@ static const struct oracle_case xapic_cases[] = {
 	{ "xapic fixed logical, two bits", FIXED | ASSERT | LOGICAL | XDEST(0x06) | 0x40, 0, 0, IPI_FATE_EACH, 0x6 },
 	{ "xapic fixed logical broadcast 0xff", FIXED | ASSERT | LOGICAL | XDEST(0xff) | 0x40, 0, 0, IPI_FATE_EACH, ALL },
 	{ "xapic lowest-priority logical", LOWEST | ASSERT | LOGICAL | XDEST(0x0c) | 0x40, 0, 0, IPI_FATE_ONE_OF, 0xc },
+	{ "xapic lowest-priority broadcast 0xff: one of all", LOWEST | ASSERT | XDEST(0xff) | 0x40, 0, 0, IPI_FATE_ONE_OF, ALL },
 	{ "xapic nmi all-but-self", NMI | ASSERT | SH_ALLBUT, 2, 0, IPI_FATE_EACH, 0xb },
 	{ "xapic reserved bit 13 does not fault", FIXED | ASSERT | (1ULL << 13) | XDEST(1) | 0x40, 0, 0, IPI_FATE_EACH, 0x2 },
 };

@@ -245,13 +245,11 @@ static bool dest_matches(const struct icr *icr, uint32_t x2apic_id)
 }
 
 /*
- * Shared by both modes: @matches(i) says whether vCPU i is addressed by the
- * destination field (used without a shorthand); @broadcast whether the
- * destination is the broadcast one.
+ * Shared by both modes: bit i of @dest_matches says whether vCPU i is
+ * named by the destination field (used without a shorthand).
  */
 static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
-				     unsigned int nr_vcpus, uint64_t dest_matches,
-				     bool broadcast)
+				     unsigned int nr_vcpus, uint64_t dest_matches)
 {
 	struct ipi_expectation e = { .fate = IPI_FATE_EACH, .targets = 0 };
 	uint64_t all = nr_vcpus >= 64 ? ~0ULL : (1ULL << nr_vcpus) - 1;
@@ -288,15 +286,18 @@ static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
 
 	/*
 	 * One APIC of the set takes it; "all excluding self" may be the sender.
-	 * Lowest priority to the broadcast ID is left undecided for now.
+	 * The broadcast ID is no exception: 11.6.2.1 makes it the set of all
+	 * APICs, and lowest priority (11.6.1, delivery mode 001) goes to "the
+	 * processor executing at the lowest priority among the set of
+	 * processors specified in the destination field".  11.6.1 also calls
+	 * the ability to send lowest priority IPIs "model specific"; we read
+	 * that as whether a CPU sends them, not where a sent one goes.
 	 */
 	if (icr->mode == ICR_DM_LOWEST) {
 		if (icr->shorthand == ICR_SH_ALL_BUT_SELF)
 			e.targets = all;
 		if (e.targets)
 			e.fate = IPI_FATE_ONE_OF;
-		if (icr->shorthand == ICR_SH_NONE && broadcast)
-			e.fate = IPI_FATE_UNDEFINED;
 	}
 	return e;
 }
@@ -315,7 +316,7 @@ struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
 	for (i = 0; i < nr_vcpus && i < 64; i++)
 		if (dest_matches(&icr, x2apic_ids[i]))
 			matches |= 1ULL << i;
-	return expect(&icr, sender, nr_vcpus, matches, icr.dest == X2APIC_BROADCAST);
+	return expect(&icr, sender, nr_vcpus, matches);
 }
 
 struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
@@ -333,7 +334,7 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
 		    (icr.logical ? (dest & flat_ldr[i]) != 0 : dest == apic_ids[i]))
 			matches |= 1ULL << i;
 	}
-	return expect(&icr, sender, nr_vcpus, matches, dest == XAPIC_BROADCAST);
+	return expect(&icr, sender, nr_vcpus, matches);
 }
 
 struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,

@@ -118,8 +118,14 @@ const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat,
 		return this_cpu_has(X86_FEATURE_SVM) ?
 		       "the fastpath cannot run here: SVM without NRIP save" :
 		       "the fastpath cannot run here";
-	if (want_hits < 0)
-		return "IPI virtualization may complete it without an exit";
+	/*
+	 * With IPIv or x2AVIC the ICR is not intercepted as an MSR: eligible
+	 * writes complete without an exit, the others exit as APIC writes or
+	 * incomplete IPIs, which never take the WRMSR fastpath.  Whatever the
+	 * policy says, the stat shows nothing a check could rely on.
+	 */
+	if (p->ipi_virtualized || want_hits < 0)
+		return "IPI virtualization: ICR writes do not exit as WRMSR";
 	return NULL;
 }
 

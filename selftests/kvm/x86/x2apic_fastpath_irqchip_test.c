@@ -19,7 +19,7 @@
 #include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 
-#define WAIT_SECONDS	10	/* guest seconds, for any one KVM_RUN */
+#define WAIT_SECONDS	(10 * test_time_scale())	/* guest seconds, any one KVM_RUN */
 
 #define TARGET_ID	1
 #define GUEST_PAGES	4096

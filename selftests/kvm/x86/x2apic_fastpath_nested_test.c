@@ -25,7 +25,7 @@
 #include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 
-#define WAIT_SECONDS	10	/* guest seconds, for any one KVM_RUN */
+#define WAIT_SECONDS	(10 * test_time_scale())	/* guest seconds, any one KVM_RUN */
 
 #define RECEIVER_ID		1
 #define L2_VECTOR		0xa0	/* round 1 */

@@ -27,7 +27,7 @@
 #define IPI_VECTOR	0xa0
 #define SENDER_ID	0
 #define RECEIVER_ID	1
-#define WAIT_SECONDS	2	/* guest seconds: far slower than wall under Bochs */
+#define WAIT_SECONDS	(2 * test_time_scale())	/* guest seconds: slow under Bochs */
 
 static uint64_t icr_to_send;		/* host -> sender; 0 ends the test */
 static uint32_t receiver_ready;
@@ -279,7 +279,7 @@ int main(void)
 	pthread_create(&thread, NULL, receiver_thread, NULL);
 	sender_step();		/* the sender is in x2APIC mode now */
 	TEST_ASSERT(wait_guest_u32(&receiver_ready, 1),
-		    "receiver not ready after %d s", WAIT_SECONDS);
+		    "receiver not ready after %u s", WAIT_SECONDS);
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		run_case(&cases[i], &platform);
@@ -296,7 +296,7 @@ int main(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += WAIT_SECONDS;
 	TEST_ASSERT(!pthread_timedjoin_np(thread, NULL, &ts),
-		    "receiver did not stop within %d s", WAIT_SECONDS);
+		    "receiver did not stop within %u s", WAIT_SECONDS);
 
 	icr_to_send = 0;
 	sync_global_to_guest(vm, icr_to_send);

@@ -31,7 +31,7 @@
 #include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 
-#define WAIT_SECONDS	10	/* guest seconds, for any one KVM_RUN */
+#define WAIT_SECONDS	(10 * test_time_scale())	/* guest seconds, any one KVM_RUN */
 
 #define MAX_VCPUS	17
 #define TEST_VECTOR	0xb0

@@ -41,13 +41,14 @@
 #include "guest_idle.h"
 #include "host_msi.h"
 #include "lapic_irr.h"
+#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 
 #define RECEIVER	0
 #define SENDER		1
 #define WAKE_VECTOR	0x20
 #define ROUNDS		10
-#define WAIT_SECONDS	5	/* guest seconds */
+#define WAIT_SECONDS	(5 * test_time_scale())	/* guest seconds */
 #define LAPIC_ISR	0x100	/* in struct kvm_lapic_state */
 #define RFLAGS_IF	BIT(9)
 
@@ -217,7 +218,7 @@ static void run_to_exit(struct vcpu_ctl *c)
 {
 	sem_post(&c->go);
 	TEST_ASSERT(stopped_within(c, WAIT_SECONDS),
-		    "vCPU %u did not exit within %d s", c->vcpu->id, WAIT_SECONDS);
+		    "vCPU %u did not exit within %u s", c->vcpu->id, WAIT_SECONDS);
 	TEST_ASSERT(!c->run_errno, "KVM_RUN: %s", strerror(c->run_errno));
 }
 
@@ -345,14 +346,14 @@ static bool wake_round(const struct wake_case *c, uint32_t want)
 	 * tells whether KVM delivers it on its next entry, and what the vCPU
 	 * does meanwhile.
 	 */
-	ksft_print_msg("lost after %d s:\n", WAIT_SECONDS);
+	ksft_print_msg("lost after %u s:\n", WAIT_SECONDS);
 	report_stuck(want, &before);
 	sem_post(&r->go);
 	if (stopped_within(r, WAIT_SECONDS) && !r->run_errno) {
 		ksft_print_msg("re-entering KVM_RUN delivered it\n");
 		return false;
 	}
-	ksft_print_msg("after re-entering KVM_RUN for %d s more:\n", WAIT_SECONDS);
+	ksft_print_msg("after re-entering KVM_RUN for %u s more:\n", WAIT_SECONDS);
 	report_stuck(want, &after);
 	ksft_print_msg("meanwhile exits +%lu, irq_window_exits +%lu, ",
 		       after.exits - before.exits,

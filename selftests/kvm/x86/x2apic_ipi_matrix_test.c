@@ -43,6 +43,7 @@
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 
 #define NR_VCPUS	4
@@ -52,7 +53,7 @@
 #define MISSING_ID	5	/* an x2APIC ID no vCPU has */
 #define SIPI_VECTOR	0x9f	/* start-up page 0x9f000 */
 #define RESET_CS	0xf000	/* CS selector after INIT */
-#define WAIT_SECONDS	30	/* guest seconds: far slower than wall under Bochs */
+#define WAIT_SECONDS	(30 * test_time_scale())	/* guest seconds: slow under Bochs */
 
 /* Two vCPUs in logical cluster 0 and two in cluster 1. */
 static const uint32_t apic_ids[NR_VCPUS] = { 0, 1, 16, 17 };
@@ -237,7 +238,7 @@ static void wait_stop(int i, const char *what)
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += WAIT_SECONDS;
 	TEST_ASSERT(!sem_timedwait(&ctl[i].stopped, &deadline),
-		    "vCPU %u did not stop within %d s (%s); op %u, fences handled %u of %u",
+		    "vCPU %u did not stop within %u s (%s); op %u, fences handled %u of %u",
 		    apic_ids[i], WAIT_SECONDS, what, host_cmd[i].op,
 		    host_obs[i].irqs[FENCE_VECTOR], host_cmd[i].fences);
 }
@@ -283,6 +284,7 @@ struct group {
 	char name[64];
 	unsigned int tried, path_failed, outcome_failed;
 	unsigned int path_checked, outcome_checked;
+	unsigned int known, deviated;	/* known KVM deviations, and as known */
 	unsigned int fast;	/* writes the stat saw take the fastpath */
 	const char *skip;	/* why the group is not run, if it is not */
 };
@@ -497,6 +499,28 @@ static void finish_round(unsigned int group, int s, uint64_t icr,
 		       ipi_fate_name(e->fate), want_s, why[0] ? "; " : "", why);
 }
 
+/*
+ * KVM's one known deviation from the SDM here: lowest priority to the xAPIC
+ * physical broadcast ID 0xff is sent as fixed, to every APIC, where the SDM
+ * has one of them take it (ipi_oracle.c).  What KVM is known to do goes to
+ * @kvm.  Such a group's outcome is an expected failure (XFAIL) while every
+ * such write does exactly that, and fails once one does anything else, the
+ * SDM's answer included (then drop the mark).
+ */
+static bool known_deviation(uint64_t icr, const struct ipi_expectation *e,
+			    struct ipi_expectation *kvm)
+{
+	struct icr d = icr_decode(icr);
+
+	if (!xapic_phase || d.mode != ICR_DM_LOWEST || d.logical ||
+	    d.shorthand != ICR_SH_NONE || icr_illegal_vector(icr) ||
+	    (uint8_t)(icr >> XAPIC_DEST_SHIFT) != XAPIC_BROADCAST)
+		return false;
+	*kvm = *e;
+	kvm->fate = IPI_FATE_EACH;
+	return true;
+}
+
 static void round_one(int s, uint64_t icr, unsigned int group)
 {
 	struct ipi_expectation e = xapic_phase ?
@@ -505,9 +529,10 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 	/* MMIO writes of the xAPIC ICR are never MSR exits. */
 	int want_hits = xapic_phase ? 0 : icr_expected_fastpath_hits(icr, &platform);
 	struct guest_obs before[NR_VCPUS];
+	struct ipi_expectation kvm;
 	uint64_t hits = 0, got_set;
-	bool outcome_ok;
-	char why[64];
+	bool outcome_ok, as_known;
+	char why[64], kvm_why[64];
 	int i;
 
 	memcpy(before, host_obs, sizeof(before));
@@ -532,6 +557,14 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 		wait_parked(i);
 
 	got_set = check_outcome(icr, s, &e, before, &outcome_ok, why, sizeof(why));
+	if (known_deviation(icr, &e, &kvm)) {
+		groups[group].known++;
+		check_outcome(icr, s, &kvm, before, &as_known, kvm_why, sizeof(kvm_why));
+		if (!outcome_ok && as_known) {
+			groups[group].deviated++;
+			outcome_ok = true;
+		}
+	}
 	finish_round(group, s, icr, &e, want_hits, hits, got_set, outcome_ok, why);
 }
 
@@ -747,6 +780,23 @@ static void switch_to_xapic(void)
 	xapic_phase = true;
 }
 
+static void report_outcome(const struct group *g)
+{
+	if (!g->outcome_failed && g->deviated < g->known)
+		ksft_print_msg("%s%s: %u of %u known KVM deviations %s\n", run_label, g->name,
+			       g->known - g->deviated, g->known,
+			       "now follow the SDM: drop the mark");
+	if (g->outcome_failed || g->deviated != g->known)
+		ksft_test_result_fail("%s%s: outcome (%u writes)\n", run_label, g->name,
+				      g->outcome_checked);
+	else if (g->known)
+		ksft_test_result_xfail("%s%s: outcome (%u writes): %s\n", run_label, g->name,
+				       g->outcome_checked, "known KVM deviation from the SDM");
+	else
+		ksft_test_result_pass("%s%s: outcome (%u writes)\n", run_label, g->name,
+				      g->outcome_checked);
+}
+
 static void report_groups(void)
 {
 	const char *why_skip;
@@ -778,8 +828,7 @@ static void report_groups(void)
 			ksft_test_result_skip("%s%s: outcome (undefined by the SDM)\n",
 					      run_label, g->name);
 		else
-			ksft_test_result(!g->outcome_failed, "%s%s: outcome (%u writes)\n",
-					 run_label, g->name, g->outcome_checked);
+			report_outcome(g);
 	}
 }
 

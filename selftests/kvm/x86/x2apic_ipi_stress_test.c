@@ -47,6 +47,7 @@
 #include "guest_idle.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 
 #define MAX_VCPUS		16
@@ -55,8 +56,9 @@
 #define SENDER_VECTOR(s)	(0x40 + (s) * 8)	/* classes 4 to 0xb */
 #define TIMER_VECTOR		0xe0	/* ends every halt */
 #define SPURIOUS_VECTOR		0xff
-#define WAIT_SECONDS		5	/* any guest wait, in guest time */
-#define EPOCH_SECONDS		900	/* the host's wait for an epoch */
+#define WAIT_SECONDS		(5 * test_time_scale())	/* any guest wait */
+/* The host's wait for an epoch: a hung one fails within kvm/settings' 120 s. */
+#define EPOCH_SECONDS		(60 * test_time_scale())
 #define MAX_SPIN		400	/* PAUSEs while masked, or before an EOI */
 #define CHAOS_CHANGES		24	/* state changes per chaos epoch */
 
@@ -78,7 +80,8 @@ struct epoch_params {
 	uint8_t index_of_id[256];
 	struct ipi_platform platform;
 	uint32_t seed;
-	uint64_t wait_tsc;		/* WAIT_SECONDS in TSC cycles */
+	uint32_t wait_seconds;		/* WAIT_SECONDS */
+	uint64_t wait_tsc;		/* and in TSC cycles */
 };
 
 /* Announcements, written by senders and taken back by receivers. */
@@ -213,7 +216,7 @@ static void wait_until_zero(uint32_t *p, uint64_t deadline, uint32_t me,
 	while (READ_ONCE(*p))
 		__GUEST_ASSERT(rdtsc() < deadline,
 			       "vCPU %u: IPI to vCPU %u not taken within %u s (ICR 0x%lx)",
-			       me, target, WAIT_SECONDS, icr);
+			       me, target, params.wait_seconds, icr);
 }
 
 /* Wait until no IPI of ours is in flight to @targets, then announce one. */
@@ -381,13 +384,13 @@ static void finish_epoch(uint32_t me)
 		while (READ_ONCE(mbox.nmi_from[t]) == me + 1)
 			__GUEST_ASSERT(rdtsc() < deadline,
 				       "vCPU %u: NMI to vCPU %u not taken within %u s",
-				       me, t, WAIT_SECONDS);
+				       me, t, params.wait_seconds);
 	}
 	__atomic_fetch_add(&mbox.finished, 1, __ATOMIC_SEQ_CST);
 	while (READ_ONCE(mbox.finished) < params.nr_vcpus)
 		__GUEST_ASSERT(rdtsc() < deadline,
 			       "vCPU %u: only %u vCPUs finished within %u s",
-			       me, READ_ONCE(mbox.finished), WAIT_SECONDS);
+			       me, READ_ONCE(mbox.finished), params.wait_seconds);
 }
 
 static void checked_epoch(uint32_t me)
@@ -657,7 +660,7 @@ static void run_all(bool disturb, const char *what)
 			back++;
 			continue;
 		}
-		TEST_ASSERT(time(NULL) < end, "%s: %u of %u vCPUs back after %d s",
+		TEST_ASSERT(time(NULL) < end, "%s: %u of %u vCPUs back after %u s",
 			    what, back, nr_vcpus, EPOCH_SECONDS);
 		i = random() % nr_vcpus;
 		if (disturb && READ_ONCE(ctl[i].running))
@@ -961,6 +964,7 @@ static void setup_vm(unsigned int seed, unsigned int ops)
 	host_params->ops = ops;
 	host_params->seed = seed;
 	host_params->platform = ipi_platform_probe();
+	host_params->wait_seconds = WAIT_SECONDS;
 	host_params->wait_tsc = (uint64_t)__vcpu_ioctl(ctl[0].vcpu, KVM_GET_TSC_KHZ, NULL) *
 				1000 * WAIT_SECONDS;
 	for (i = 0; i < nr_vcpus; i++) {
