@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "kvm_util.h"
+#include "ucall_common.h"
 #include "vcpu_run_within.h"
 
 /* glibc names it only with _GNU_SOURCE defined before its first header */
@@ -40,6 +41,21 @@ void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds)
 		    "vCPU %u still in KVM_RUN after %u s", vcpu->id, seconds);
 	TEST_ASSERT(!r, KVM_IOCTL_ERROR(KVM_RUN, r));
 	assert_on_unhandled_exception(vcpu);
+}
+
+uint64_t vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc)
+{
+	struct ucall local;
+	uint64_t cmd;
+
+	if (!uc)
+		uc = &local;
+	cmd = get_ucall(vcpu, uc);
+	if (cmd == UCALL_ABORT)
+		REPORT_GUEST_ASSERT(*uc);
+	TEST_ASSERT(cmd == UCALL_SYNC || cmd == UCALL_DONE, "vCPU %u: unexpected exit %s",
+		    vcpu->id, exit_reason_str(vcpu->run->exit_reason));
+	return cmd;
 }
 
 unsigned int test_time_scale(void)

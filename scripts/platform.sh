@@ -192,8 +192,9 @@ case "$platform" in
 bochs-vmx) run_bochs tigerlake ;;
 bochs-svm) run_bochs zambezi ;;
 qemu-svm)
-	# One CPU: with two, QEMU 7.2's TCG SVM lost HLT wake-ups and delivered
-	# IPIs late or twice (docs/platforms.md); QEMU_SVM_SMP=2 to see it.
+	# One CPU: with two, QEMU 7.2's TCG SVM delivers interrupts it injects
+	# into L2 a second time, late (a stale exception_index after VMRUN's
+	# event injection; proven in docs/platforms.md); QEMU_SVM_SMP=2 to see it.
 	run_qemu tcg,thread=single EPYC,+svm,+npt "${QEMU_SVM_SMP:-1}" ;;
 qemu-kvm)
 	host_has_kvm || die "qemu-kvm needs a usable /dev/kvm (CPU with vmx or svm) on this machine"

@@ -9,7 +9,10 @@
 #ifndef SELFTEST_KVM_VCPU_RUN_WITHIN_H
 #define SELFTEST_KVM_VCPU_RUN_WITHIN_H
 
+#include <stdint.h>
+
 struct kvm_vcpu;
+struct ucall;
 
 /*
  * Run @vcpu once, like vcpu_run(); fail the test if it is still in KVM_RUN
@@ -17,6 +20,13 @@ struct kvm_vcpu;
  * threads may each use it.
  */
 void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds);
+
+/*
+ * The ucall a vCPU back from KVM_RUN stopped at, UCALL_SYNC or UCALL_DONE,
+ * with its arguments in @uc (may be NULL); a guest assert is reported, and
+ * any other exit fails the test.
+ */
+uint64_t vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc);
 
 /*
  * The factor every time bound of a test is multiplied by: the environment's

@@ -40,6 +40,15 @@
 #define XAPIC_BROADCAST		0xffU
 #define XAPIC_DEST_SHIFT	56
 
+/*
+ * @icr aimed at @dest: an x2APIC ICR's destination is bits 63:32, an xAPIC
+ * one's (ICR2:ICR, as the tests carry it) bits 63:56.
+ */
+static inline uint64_t icr_with_dest(uint64_t icr, uint32_t dest, bool xapic)
+{
+	return icr | (uint64_t)dest << (xapic ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
+}
+
 enum icr_delivery_mode {
 	ICR_DM_FIXED = 0,
 	ICR_DM_LOWEST = 1,

@@ -108,7 +108,6 @@ static int run_to_sync(struct kvm_vcpu *vcpu, uint64_t want_icr)
 {
 	struct kvm_run *run = vcpu->run;
 	int icr_exits = 0;
-	struct ucall uc;
 
 	for (;;) {
 		vcpu_run_within(vcpu, WAIT_SECONDS);
@@ -127,15 +126,7 @@ static int run_to_sync(struct kvm_vcpu *vcpu, uint64_t want_icr)
 		}
 		break;
 	}
-	switch (get_ucall(vcpu, &uc)) {
-	case UCALL_SYNC:
-		return icr_exits;
-	case UCALL_ABORT:
-		REPORT_GUEST_ASSERT(uc);
-	default:
-		TEST_FAIL("vCPU %u: unexpected exit %s", vcpu->id,
-			  exit_reason_str(run->exit_reason));
-	}
+	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpu, NULL), UCALL_SYNC);
 	return icr_exits;
 }
 

@@ -180,15 +180,8 @@ int main(void)
 
 		before = have_stat ? vcpu_get_stat(l1, x2apic_icr_fastpath_writes) : 0;
 		vcpu_run_within(l1, WAIT_SECONDS);
-		switch (get_ucall(l1, &uc)) {
-		case UCALL_SYNC:
-			TEST_ASSERT_EQ(uc.args[1], r);
-			break;
-		case UCALL_ABORT:
-			REPORT_GUEST_ASSERT(uc);
-		default:
-			TEST_FAIL("L1: unexpected exit %s", exit_reason_str(l1->run->exit_reason));
-		}
+		TEST_ASSERT_EQ(vcpu_sync_or_done(l1, &uc), UCALL_SYNC);
+		TEST_ASSERT_EQ(uc.args[1], r);
 		hits = have_stat ? vcpu_get_stat(l1, x2apic_icr_fastpath_writes) - before : 0;
 		got = vcpu_irr_test_and_clear(receiver, rd->vector);
 

@@ -90,18 +90,8 @@ static uint64_t total_hits;	/* the stat's rise over every case */
 
 static void *receiver_thread(void *arg)
 {
-	struct ucall uc;
-
 	vcpu_run(receiver);
-	switch (get_ucall(receiver, &uc)) {
-	case UCALL_DONE:
-		break;
-	case UCALL_ABORT:
-		REPORT_GUEST_ASSERT(uc);
-	default:
-		TEST_FAIL("receiver: unexpected exit %s",
-			  exit_reason_str(receiver->run->exit_reason));
-	}
+	TEST_ASSERT_EQ(vcpu_sync_or_done(receiver, NULL), UCALL_DONE);
 	return NULL;
 }
 
@@ -139,18 +129,8 @@ static uint32_t read_guest_u32(uint32_t *gva)
  */
 static void sender_step(void)
 {
-	struct ucall uc;
-
 	vcpu_run_within(sender, WAIT_SECONDS);
-	switch (get_ucall(sender, &uc)) {
-	case UCALL_SYNC:
-		return;
-	case UCALL_ABORT:
-		REPORT_GUEST_ASSERT(uc);
-	default:
-		TEST_FAIL("sender: unexpected exit %s",
-			  exit_reason_str(sender->run->exit_reason));
-	}
+	TEST_ASSERT_EQ(vcpu_sync_or_done(sender, NULL), UCALL_SYNC);
 }
 
 /* Have the sender write @icr once; returns the stat's rise across it. */

@@ -176,7 +176,6 @@ static struct vcpu_ctl ctl[2];
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu_ctl *c = arg;
-	struct ucall uc;
 
 	c->tid = gettid();
 	for (;;) {
@@ -185,17 +184,8 @@ static void *vcpu_thread(void *arg)
 		if (c->quit)
 			return NULL;
 		c->run_errno = __vcpu_run(c->vcpu) ? errno : 0;
-		if (!c->run_errno) {
-			switch (get_ucall(c->vcpu, &uc)) {
-			case UCALL_SYNC:
-				break;
-			case UCALL_ABORT:
-				REPORT_GUEST_ASSERT(uc);
-			default:
-				TEST_FAIL("vCPU %u: unexpected exit %s", c->vcpu->id,
-					  exit_reason_str(c->vcpu->run->exit_reason));
-			}
-		}
+		if (!c->run_errno)
+			TEST_ASSERT_EQ(vcpu_sync_or_done(c->vcpu, NULL), UCALL_SYNC);
 		sem_post(&c->stopped);
 	}
 	return NULL;

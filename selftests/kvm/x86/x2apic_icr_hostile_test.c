@@ -426,18 +426,8 @@ static bool have_stat, have_switch;
 /* Run vCPU @i to its next GUEST_SYNC; it never halts, so this returns. */
 static void run_to_sync(int i)
 {
-	struct ucall uc;
-
 	vcpu_run_within(vcpus[i], WAIT_SECONDS);
-	switch (get_ucall(vcpus[i], &uc)) {
-	case UCALL_SYNC:
-		return;
-	case UCALL_ABORT:
-		REPORT_GUEST_ASSERT(uc);
-	default:
-		TEST_FAIL("vCPU 0x%x: unexpected exit %s", apic_ids[i],
-			  exit_reason_str(vcpus[i]->run->exit_reason));
-	}
+	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpus[i], NULL), UCALL_SYNC);
 }
 
 /*

@@ -249,11 +249,6 @@ static void sender_run(struct kvm_vcpu *vcpu, uint64_t want)
 	TEST_ASSERT_EQ(uc.cmd, want);
 }
 
-static uint64_t with_dest(bool xapic_mode, uint64_t icr, uint32_t dest)
-{
-	return icr | (uint64_t)dest << (xapic_mode ? 56 : 32);
-}
-
 /* The ping of @bc to the receiver, and its pong back to the sender. */
 static void set_icrs(const struct bench_case *bc, bool xapic_mode)
 {
@@ -261,22 +256,22 @@ static void set_icrs(const struct bench_case *bc, bool xapic_mode)
 
 	switch (bc->kind) {
 	case PING_LOGICAL:
-		ping_icr = with_dest(xapic_mode, fixed | APIC_DEST_LOGICAL | PING_VECTOR,
-				     1 << RECEIVER_ID);
-		pong_icr = with_dest(xapic_mode, fixed | APIC_DEST_LOGICAL | PONG_VECTOR,
-				     1 << SENDER_ID);
+		ping_icr = icr_with_dest(fixed | APIC_DEST_LOGICAL | PING_VECTOR,
+					 1 << RECEIVER_ID, xapic_mode);
+		pong_icr = icr_with_dest(fixed | APIC_DEST_LOGICAL | PONG_VECTOR,
+					 1 << SENDER_ID, xapic_mode);
 		break;
 	case PING_NMI:
-		ping_icr = with_dest(xapic_mode, APIC_DM_NMI | APIC_INT_ASSERT, RECEIVER_ID);
-		pong_icr = with_dest(xapic_mode, fixed | PONG_VECTOR, SENDER_ID);
+		ping_icr = icr_with_dest(APIC_DM_NMI | APIC_INT_ASSERT, RECEIVER_ID, xapic_mode);
+		pong_icr = icr_with_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
 		break;
 	case PING_SELF:
 		ping_icr = fixed | APIC_DEST_SELF | PING_VECTOR;
 		pong_icr = fixed | APIC_DEST_SELF | PONG_VECTOR;
 		break;
 	default:
-		ping_icr = with_dest(xapic_mode, fixed | PING_VECTOR, RECEIVER_ID);
-		pong_icr = with_dest(xapic_mode, fixed | PONG_VECTOR, SENDER_ID);
+		ping_icr = icr_with_dest(fixed | PING_VECTOR, RECEIVER_ID, xapic_mode);
+		pong_icr = icr_with_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
 		break;
 	}
 }
@@ -310,8 +305,8 @@ static void bench_vm(bool xapic_mode)
 	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
 	xapic = xapic_mode;
 	rx_mode = RX_HALT;
-	wake_icr = with_dest(xapic_mode, APIC_DM_FIXED | APIC_INT_ASSERT | PING_VECTOR,
-			     RECEIVER_ID);
+	wake_icr = icr_with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | PING_VECTOR,
+				 RECEIVER_ID, xapic_mode);
 	sync_global_to_guest(vm, wake_icr);
 	sync_global_to_guest(vm, xapic);
 	sync_global_to_guest(vm, rx_mode);

@@ -207,19 +207,10 @@ static void *vcpu_thread(void *arg)
 	while (!c->done) {
 		sem_wait(&c->go);
 		vcpu_run(c->vcpu);
-		switch (get_ucall(c->vcpu, &uc)) {
-		case UCALL_SYNC:
-			c->sync = uc.args[1];
-			break;
-		case UCALL_DONE:
+		if (vcpu_sync_or_done(c->vcpu, &uc) == UCALL_DONE)
 			c->done = true;
-			break;
-		case UCALL_ABORT:
-			REPORT_GUEST_ASSERT(uc);
-		default:
-			TEST_FAIL("vCPU %u: unexpected exit %s", c->vcpu->id,
-				  exit_reason_str(c->vcpu->run->exit_reason));
-		}
+		else
+			c->sync = uc.args[1];
 		sem_post(&c->stopped);
 	}
 	return NULL;
@@ -568,11 +559,6 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 	finish_round(group, s, icr, &e, want_hits, hits, got_set, outcome_ok, why);
 }
 
-static uint64_t with_dest(uint64_t icr, uint32_t dest)
-{
-	return icr | (uint64_t)dest << (xapic_phase ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
-}
-
 /* Every ICR value the vCPU at index @s sends, tagged with its group. */
 static void run_sender(int s)
 {
@@ -611,14 +597,14 @@ static void run_sender(int s)
 					(l ? APIC_INT_LEVELTRIG : 0);
 
 			for (i = 0; i < nphys; i++)
-				round_one(s, with_dest(base, phys[i]),
+				round_one(s, icr_with_dest(base, phys[i], x),
 					  group_of(x, m, KIND_PHYSICAL, l));
 			for (i = 0; i < nlog; i++)
-				round_one(s, with_dest(base | APIC_DEST_LOGICAL, logical[i]),
+				round_one(s, icr_with_dest(base | APIC_DEST_LOGICAL, logical[i], x),
 					  group_of(x, m, KIND_LOGICAL, l));
 			/* The destination field must be ignored: aim it elsewhere. */
 			for (i = 0; i < ARRAY_SIZE(shorthands); i++)
-				round_one(s, with_dest(base | shorthands[i], other),
+				round_one(s, icr_with_dest(base | shorthands[i], other, x),
 					  group_of(x, m, KIND_SHORTHAND, l));
 		}
 	}
@@ -627,9 +613,9 @@ static void run_sender(int s)
 
 	/* x2APIC only: reserved bits fault there, MMIO writes never do. */
 	for (i = 0; i < ARRAY_SIZE(reserved); i++)
-		round_one(s, with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | TEST_VECTOR |
-				       reserved[i], other), GROUP_RESERVED);
-	round_one(s, with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | LOW_VECTOR, other),
+		round_one(s, icr_with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | TEST_VECTOR |
+					   reserved[i], other, x), GROUP_RESERVED);
+	round_one(s, icr_with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | LOW_VECTOR, other, x),
 		  GROUP_LOW_VEC);
 }
 
@@ -750,15 +736,15 @@ static void run_disruptive_sender(int s)
 		for (i = 0; i < NR_VCPUS; i++) {
 			if (i == s)
 				continue;
-			round_disruptive(s, m, with_dest(base, apic_ids[i]),
+			round_disruptive(s, m, icr_with_dest(base, apic_ids[i], false),
 					 GROUP_DISRUPTIVE(m, KIND_PHYSICAL));
-			round_disruptive(s, m, with_dest(base | APIC_DEST_LOGICAL,
-							 x2apic_logical_id(apic_ids[i])),
+			round_disruptive(s, m, icr_with_dest(base | APIC_DEST_LOGICAL,
+							     x2apic_logical_id(apic_ids[i]), false),
 					 GROUP_DISRUPTIVE(m, KIND_LOGICAL));
 		}
-		round_disruptive(s, m, with_dest(base, MISSING_ID),
+		round_disruptive(s, m, icr_with_dest(base, MISSING_ID, false),
 				 GROUP_DISRUPTIVE(m, KIND_PHYSICAL));
-		round_disruptive(s, m, with_dest(base | APIC_DEST_LOGICAL, pair),
+		round_disruptive(s, m, icr_with_dest(base | APIC_DEST_LOGICAL, pair, false),
 				 GROUP_DISRUPTIVE(m, KIND_LOGICAL));
 		round_disruptive(s, m, base | APIC_DEST_ALLBUT,
 				 GROUP_DISRUPTIVE(m, KIND_SHORTHAND));

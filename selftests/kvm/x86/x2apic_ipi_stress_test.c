@@ -250,11 +250,6 @@ static void announce(uint32_t me, uint64_t targets, bool nmi, uint64_t icr)
 	asm volatile("mfence" ::: "memory");
 }
 
-static uint64_t with_dest(uint64_t icr, uint32_t dest, bool xapic)
-{
-	return icr | (uint64_t)dest << (xapic ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
-}
-
 /* A logical destination that includes vCPU @t and maybe others. */
 static uint32_t logical_dest(struct guest_random_state *rng, uint32_t t, bool xapic)
 {
@@ -279,12 +274,12 @@ static uint64_t pick_icr(struct guest_random_state *rng, uint32_t me, bool xapic
 
 	switch (*kind) {
 	case KIND_PHYSICAL:
-		return with_dest(APIC_DM_FIXED | level | vec, params.apic_ids[t], xapic);
+		return icr_with_dest(APIC_DM_FIXED | level | vec, params.apic_ids[t], xapic);
 	case KIND_LOWEST:
-		return with_dest(APIC_DM_LOWEST | vec, params.apic_ids[t], xapic);
+		return icr_with_dest(APIC_DM_LOWEST | vec, params.apic_ids[t], xapic);
 	case KIND_LOGICAL:
-		return with_dest(APIC_DM_FIXED | APIC_DEST_LOGICAL | level | vec,
-				 logical_dest(rng, t, xapic), xapic);
+		return icr_with_dest(APIC_DM_FIXED | APIC_DEST_LOGICAL | level | vec,
+				     logical_dest(rng, t, xapic), xapic);
 	case KIND_SELF:
 		return APIC_DEST_SELF | vec;
 	case KIND_ALL:
@@ -292,10 +287,10 @@ static uint64_t pick_icr(struct guest_random_state *rng, uint32_t me, bool xapic
 	case KIND_ALL_BUT_SELF:
 		return APIC_DEST_ALLBUT | vec;
 	case KIND_BROADCAST:
-		return with_dest(APIC_DM_FIXED | vec,
-				 xapic ? XAPIC_BROADCAST : X2APIC_BROADCAST, xapic);
+		return icr_with_dest(APIC_DM_FIXED | vec,
+				     xapic ? XAPIC_BROADCAST : X2APIC_BROADCAST, xapic);
 	default:
-		return with_dest(APIC_DM_NMI, params.apic_ids[t], xapic);
+		return icr_with_dest(APIC_DM_NMI, params.apic_ids[t], xapic);
 	}
 }
 
