@@ -5,7 +5,7 @@
 # make check   the project's own tests (unit, patch hygiene), make run and
 #              make mutants (fastpath bugs put back must be caught)
 #
-# make patches regenerate each kernel's in-tree selftests patch from
+# make patches regenerate each kernel's in-tree selftests patches from
 #              selftests/ and lib/
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
 #
@@ -32,7 +32,7 @@ deps:
 kernel: deps
 	@$(EACH) scripts/kernel.sh
 
-# selftests/ and lib/ -> each series' in-tree selftests patch
+# selftests/ and lib/ -> each series' in-tree selftests patches
 patches: deps
 	@$(EACH) scripts/kernel.sh --prepare
 	@$(EACH) scripts/patches.sh

@@ -3,7 +3,7 @@
 #
 # Build and install, with the patched tree's own kselftest machinery
 # ("make -C tools/testing/selftests TARGETS=kvm install"), every KVM selftest,
-# ours included (they arrive through the series' selftests patch), statically
+# ours included (they arrive through the series' selftests patches), statically
 # linked so that they run from an initramfs.  Then write the run list the
 # guest follows: the upstream canaries, our tests, and our tests once more
 # through the kselftest runner (run_kselftest.sh), but for the long stress
@@ -25,7 +25,7 @@ ours=() runner=()
 for t in "$TOP"/selftests/kvm/x86/*.c; do
 	t=${t##*/}
 	grep -q "$ARCH_DIR/${t%.c}\$" "$KVM/$KVM_MAKEFILE" ||
-		die "$t is not in $KVM/$KVM_MAKEFILE: run 'make patches' (is the selftests patch in patches/$KERNEL/series?)"
+		die "$t is not in $KVM/$KVM_MAKEFILE: run 'make patches' (are the selftests patches in patches/$KERNEL/series?)"
 	case $t in
 	*_bench.c) ;;
 	*_stress_test.c) ours+=("${t%.c}") ;;

@@ -1,20 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Regenerate the in-tree selftests patch from selftests/ and lib/, the single
-# source of truth: the files go where the KVM selftests keep theirs, and
-# tools/testing/selftests/kvm/Makefile gains their entries.  The output is
-# byte-for-byte reproducible (fixed author, dates, no signature).
+# Regenerate the selftests part of the series from selftests/ and lib/, the
+# single source of truth, and patches/selftests.msg, its commit messages:
+# the library first (lib/, then lib/x86/), then one patch per test, each
+# file where the KVM selftests keep theirs and each Makefile entry in name
+# order.  The output is byte-for-byte reproducible (fixed author, dates, no
+# signature).  It also regenerates patches/$KERNEL/series and the shortlog
+# and diffstat that end the cover letter.
 #
-# It also regenerates the diffstat that ends the cover letter.
-#
-#   patches.sh          write patches/$KERNEL/$NAME (and the cover letter's
-#                       diffstat) when it changed
-#   patches.sh --check  fail if either differs from the sources
+#   patches.sh          write what changed under patches/$KERNEL/ (and
+#                       remove the selftests patches the series lost)
+#   patches.sh --check  fail if anything there differs from the sources
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-NAME=0003-KVM-selftests-Add-tests-for-the-x2APIC-ICR-fastpath.patch
 KVM=tools/testing/selftests/kvm
 # What this kernel's kvm_util calls things that selftests/ and lib/, written
 # for mainline, use (where its tests and lists live: ARCH_DIR and
@@ -49,34 +49,23 @@ export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE="2026-11-30T00:00:00+0000" GIT_COMMITTER_DATE="2026-11-30T00:00:00+0000"
 
 cp "$base_mk" "$KVM/$KVM_MAKEFILE"
-git add -A && git commit -q -m base
+git add -A && git commit -q -m base && git tag base
 
-mkdir -p "$KVM/$ARCH_DIR" "$KVM/lib/$ARCH_DIR" "$KVM/include/$ARCH_DIR"
-cp "$TOP"/selftests/kvm/x86/*.c "$KVM/$ARCH_DIR/"
-cp "$TOP"/lib/*.c "$KVM/lib/"
-cp "$TOP"/lib/x86/*.c "$KVM/lib/$ARCH_DIR/"
-cp "$TOP"/lib/include/*.h "$KVM/include/"
-cp "$TOP"/lib/include/x86/*.h "$KVM/include/$ARCH_DIR/"
-if [ -d "$COMPAT" ]; then
-	cp "$COMPAT"/lib/*.c "$KVM/lib/"
-	cp "$COMPAT"/include/*.h "$KVM/include/"
-fi
-[ -z "$API_SED" ] || find "$KVM" -name '*.[ch]' -exec sed -i -E "$API_SED" {} +
-
-# Makefile entries, in name order: "VARIABLE += DIR/FILE" for each FILE.
-entries() {	# entries VARIABLE DIR SUFFIX FILES...
-	local var=$1 dir=$2 suffix=$3 f
-	shift 3
-	for f in "$@"; do
-		f=${f##*/}
-		echo "$var += $dir/${f%.c}$suffix"
-	done
+MSGS=$TOP/patches/selftests.msg
+# message KEY: the commit message of section "== KEY" of $MSGS
+message() {
+	awk -v key="$1" '/^== / { on = ($2 == key); next } on' "$MSGS" |
+		POLICY=$POLICY_TEXT awk '{ gsub(/@POLICY@/, ENVIRON["POLICY"]); print }'
 }
-lib=$(entries LIBKVM lib .c "$TOP"/lib/*.c)
-lib86=$(entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR .c "$TOP"/lib/x86/*.c)
-tests=$(entries TEST_GEN_PROGS_$ARCH_DIR $ARCH_DIR "" \
-	$(ls "$TOP"/selftests/kvm/x86/*.c | grep -v '_bench\.c$'))
-benches=$(entries TEST_GEN_PROGS_EXTENDED_$ARCH_DIR $ARCH_DIR "" "$TOP"/selftests/kvm/x86/*_bench.c)
+# commit KEY: everything changed so far, as the patch of section KEY
+commit() {
+	local msg
+	msg=$(message "$1")
+	[ -n "$msg" ] || die "patches/selftests.msg has no section '== $1'"
+	[ -z "$API_SED" ] || find "$KVM" -name '*.[ch]' -exec sed -i -E "$API_SED" {} +
+	git add -A
+	printf '%s\n' "$msg" | git commit -q -s -F -
+}
 
 insert_after() {	# insert_after ANCHOR_REGEX LINES: after the last matching line
 	local anchor=$1 lines=$2
@@ -87,68 +76,75 @@ insert_after() {	# insert_after ANCHOR_REGEX LINES: after the last matching line
 	' "$KVM/$KVM_MAKEFILE" >"$KVM/$KVM_MAKEFILE.new"
 	mv "$KVM/$KVM_MAKEFILE.new" "$KVM/$KVM_MAKEFILE"
 }
-insert_after '^LIBKVM \+= lib/userfaultfd_util\.c$' "$lib"
-insert_after "^LIBKVM_$ARCH_DIR \\+= lib/$ARCH_DIR/vmx\\.c\$" "$lib86"
-insert_after "^TEST_GEN_PROGS_$ARCH_DIR \\+= $ARCH_DIR/xapic_state_test\$" "$tests"
-insert_after "^TEST_GEN_PROGS_EXTENDED_$ARCH_DIR \\+= " "$benches"
 
-git add -A
-git commit -q -s -F - <<MSG
-KVM: selftests: Add tests for the x2APIC ICR fastpath
+# insert_sorted LINE GROUP_REGEX: before the first line of the group (lines
+# matching GROUP_REGEX) that sorts after LINE, so the group stays sorted
+insert_sorted() {
+	local line=$1 group=$2
+	grep -qE "$group" "$KVM/$KVM_MAKEFILE" || die "no '$group' in $KVM/$KVM_MAKEFILE"
+	awk -v line="$line" -v group="$group" '
+		!done && $0 ~ group && $0 > line { print line; done = 1 } { print }
+		END { if (!done) exit 1 }
+	' "$KVM/$KVM_MAKEFILE" >"$KVM/$KVM_MAKEFILE.new" ||
+		die "no place for '$line' in $KVM/$KVM_MAKEFILE"
+	mv "$KVM/$KVM_MAKEFILE.new" "$KVM/$KVM_MAKEFILE"
+}
 
-KVM completes some x2APIC ICR writes in a fastpath right after VM-exit.
-On this kernel it takes those of
-$POLICY_TEXT.
-The fastpath's first version also took shorthand IPIs and a later fix
-was needed for the broadcast ID; neither mistake changed where IPIs
-went, so no delivery test could see them.
+entries() {	# entries VARIABLE DIR FILES...: "VARIABLE += DIR/FILE" each
+	local var=$1 dir=$2 f
+	shift 2
+	for f in "$@"; do
+		echo "$var += $dir/${f##*/}"
+	done
+}
 
-Add tests that check the path of every ICR write through the
-x2apic_icr_fastpath_writes vCPU stat, and its outcome through the
-receivers' interrupt and NMI handlers:
+# The library first: what the tests share.
+mkdir -p "$KVM/$ARCH_DIR" "$KVM/lib/$ARCH_DIR" "$KVM/include/$ARCH_DIR"
+cp "$TOP"/lib/*.c "$KVM/lib/"
+cp "$TOP"/lib/include/*.h "$KVM/include/"
+if [ -d "$COMPAT" ]; then
+	cp "$COMPAT"/lib/*.c "$KVM/lib/"
+	cp "$COMPAT"/include/*.h "$KVM/include/"
+fi
+insert_after '^LIBKVM \+= lib/userfaultfd_util\.c$' "$(entries LIBKVM lib "$TOP"/lib/*.c)"
+commit lib
+cp "$TOP"/lib/x86/*.c "$KVM/lib/$ARCH_DIR/"
+cp "$TOP"/lib/include/x86/*.h "$KVM/include/$ARCH_DIR/"
+insert_after "^LIBKVM_$ARCH_DIR \\+= lib/$ARCH_DIR/vmx\\.c\$" \
+	"$(entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR "$TOP"/lib/x86/*.c)"
+commit lib-x86
 
- - x2apic_fastpath_stat_test: the stat rises for a fixed physical IPI,
-   and for a logical one as the kernel's policy says, stays flat for an
-   ALL-BUT-SELF one, and debugfs agrees.
- - x2apic_fastpath_vm_state_test: 13 kinds of ICR write under six
-   VM-wide APIC states (all x2APIC, one vCPU in xAPIC mode, one APIC
-   hardware- or software-disabled, sparse x2APIC IDs, a full 16-member
-   logical cluster), the targets parked in the host: the path, and what
-   each target latched (IRR, pending NMI).
- - x2apic_fastpath_nested_test: an L2 guest's ICR writes (VMX or SVM)
-   never take the fastpath, whether L1 intercepts them or not; L1's own
-   write of the same value does.
- - x2apic_ipi_matrix_test: four vCPUs in two logical clusters take turns
-   to send every delivery mode, destination mode, destination, shorthand
-   and trigger mode, in x2APIC and in xAPIC mode, with reserved bits set,
-   and SMI, INIT and SIPI to parked vCPUs.  Expectations come from an
-   architectural model (ipi_oracle.c), not from KVM, which knows both
-   fastpath policies and picks the running kernel's (KVM_IPI_POLICY
-   forces either).  Where kvm.x2apic_icr_fastpath exists the matrix runs
-   again with it off and every vCPU must see the same.
- - x2apic_fastpath_irqchip_test: a split irqchip keeps the fastpath, a
-   VM without an in-kernel LAPIC never takes it.
- - x2apic_icr_hostile_test: malformed ICR values (each reserved bit,
-   vectors 0-15, delivery modes 3 and 7, level de-asserts, destinations
-   no vCPU has) written by the guest, with KVM_SET_MSRS and with
-   KVM_SET_LAPIC: #GP exactly where the SDM says, the outcome it says,
-   and the same outcome, value by value, with the fastpath on and off.
- - x2apic_ipi_stress_test: 8 vCPUs send random streams of every kind of
-   IPI while they halt, mask, raise the TPR and EOI late, and while the
-   host pauses them and, in chaos epochs, switches their APIC modes and
-   IDs; every IPI is announced to its targets, so a lost, duplicated or
-   misdirected one is seen, and the stats must match the oracle.
- - x2apic_ipi_bench: ICR write cost and IPI latency with the fastpath on
-   and off (built, not run by default).
+# Then one patch per test, in the order of patches/selftests.msg, each
+# with its Makefile entry in name order before xapic_ipi_test; the bench
+# is built, not run (TEST_GEN_PROGS_EXTENDED, as nx_huge_pages_test).
+tests=$(sed -n 's/^== \(x2apic_[a-z0-9_]*\)$/\1/p' "$MSGS")
+for t in $(cd "$TOP/selftests/kvm/x86" && ls *.c | sed 's/\.c$//'); do
+	echo "$tests" | grep -qx "$t" || die "selftests/kvm/x86/$t.c has no section in patches/selftests.msg"
+done
+for t in $tests; do
+	[ -f "$TOP/selftests/kvm/x86/$t.c" ] || die "patches/selftests.msg names $t, not in selftests/kvm/x86/"
+	cp "$TOP/selftests/kvm/x86/$t.c" "$KVM/$ARCH_DIR/"
+	case $t in
+	*_bench)
+		insert_after "^TEST_GEN_PROGS_EXTENDED_$ARCH_DIR \\+= " \
+			"TEST_GEN_PROGS_EXTENDED_$ARCH_DIR += $ARCH_DIR/$t" ;;
+	*)
+		insert_sorted "TEST_GEN_PROGS_$ARCH_DIR += $ARCH_DIR/$t" \
+			"^TEST_GEN_PROGS_$ARCH_DIR \\+= $ARCH_DIR/(x2apic_|xapic_ipi_test\$)" ;;
+	esac
+	commit "$t"
+done
+mkdir -p "$work/out"
+git format-patch -q --start-number 3 --no-signature -o "$work/out" base..HEAD
+NAMES=$(cd "$work/out" && ls)
 
-Path checks are skipped on kernels without the stat, where the fastpath
-cannot run (SVM without NRIP save), and where IPI virtualization (IPIv,
-AVIC) may complete writes without an exit.
-MSG
-git format-patch -1 --start-number 3 --no-signature --stdout HEAD >"$work/$NAME"
+# The kernel patches: the series' entries numbered below the first
+# generated one.
+kernel_patches=$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk -F- '$1 + 0 < 3')
+want_series=$(printf '%s\n' $kernel_patches $NAMES)
 
-# The cover letter ends with the series' diffstat: the series (with this
-# 0003) applied with git am onto the pristine copies of the files it touches.
+# The cover letter ends with the series' shortlog and diffstat: the series
+# applied with git am onto the pristine copies of the files it touches.
 cover=$PATCHES/0000-cover-letter.txt
 stat=$KB/coverstat
 rm -rf "$stat"
@@ -158,40 +154,68 @@ git -C "$stat" init -q
 git -C "$stat" add -A
 git -C "$stat" commit -q -m base
 git -C "$stat" tag base
-for p in $(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series"); do
-	[ "$p" = "$NAME" ] && p=$work/$NAME || p=$PATCHES/$p
-	git -C "$stat" am -q "$p" || die "${p##*/} does not apply to the pristine files"
+for p in $kernel_patches; do
+	git -C "$stat" am -q "$PATCHES/$p" || die "$p does not apply to the pristine files"
 done
-if ! grep -qx "$NAME" "$PATCHES/series"; then
-	git -C "$stat" am -q "$work/$NAME" || die "$NAME does not apply to the pristine files"
-fi
+for p in $NAMES; do
+	git -C "$stat" am -q "$work/out/$p" || die "$p does not apply to the pristine files"
+done
 [ -f "$cover" ] || die "patches/$KERNEL/0000-cover-letter.txt missing"
-# the cover letter up to its diffstat (the last block of " path | n" lines)
-awk '/^ .*\| +[0-9]+ /, /^ [0-9]+ files? changed/ { next } { print }' "$cover" |
+# the cover letter up to its shortlog ("Author (N):"), its subject counting
+# the patches
+n=$(echo "$want_series" | wc -l)
+awk '/^[^ ].* \([0-9]+\):$/ { exit } { print }' "$cover" |
+	sed -E "s/^Subject: \[PATCH 0\/[0-9]+\]/Subject: [PATCH 0\/$n]/" |
 	sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$work/cover"
-{ echo; git -C "$stat" diff --stat=72 base HEAD; } >>"$work/cover"
+{
+	echo
+	echo "$GIT_AUTHOR_NAME ($n):"
+	git -C "$stat" log --reverse --format='  %s' base..HEAD
+	echo
+	git -C "$stat" diff --stat=72 base HEAD
+} >>"$work/cover"
 cd "$TOP"
+
+# Numbered patches that the series no longer has
+stale() {
+	local f
+	for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch; do
+		[ -e "$f" ] || continue
+		echo "$want_series" | grep -qx "${f##*/}" || echo "${f##*/}"
+	done
+}
 
 case "${1:-}" in
 --check)
-	if ! cmp -s "$work/$NAME" "$PATCHES/$NAME"; then
-		diff -u "$PATCHES/$NAME" "$work/$NAME" | head -40 >&2 || true
-		die "patches/$KERNEL/$NAME does not match selftests/ and lib/: run 'make patches' and commit it"
-	fi
+	for p in $NAMES; do
+		if ! cmp -s "$work/out/$p" "$PATCHES/$p"; then
+			[ -f "$PATCHES/$p" ] && diff -u "$PATCHES/$p" "$work/out/$p" | head -40 >&2
+			die "patches/$KERNEL/$p does not match selftests/, lib/ and patches/selftests.msg: run 'make patches' and commit it"
+		fi
+	done
+	[ -z "$(stale)" ] || die "patches/$KERNEL/ has patches the series no longer has: $(stale | tr '\n' ' '): run 'make patches'"
+	[ "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")" = "$want_series" ] ||
+		die "patches/$KERNEL/series is not the series generated: run 'make patches' and commit it"
 	if ! cmp -s "$work/cover" "$cover"; then
 		diff -u "$cover" "$work/cover" | head -40 >&2 || true
-		die "patches/$KERNEL/0000-cover-letter.txt has a stale diffstat: run 'make patches' and commit it"
+		die "patches/$KERNEL/0000-cover-letter.txt has a stale shortlog or diffstat: run 'make patches' and commit it"
 	fi
 	;;
 *)
-	if ! cmp -s "$work/$NAME" "$PATCHES/$NAME"; then
-		cp "$work/$NAME" "$PATCHES/$NAME"
-		say "regenerated patches/$KERNEL/$NAME"
-	fi
+	for p in $(stale); do
+		rm -f "$PATCHES/$p"
+		say "removed patches/$KERNEL/$p"
+	done
+	for p in $NAMES; do
+		if ! cmp -s "$work/out/$p" "$PATCHES/$p"; then
+			cp "$work/out/$p" "$PATCHES/$p"
+			say "regenerated patches/$KERNEL/$p"
+		fi
+	done
+	echo "$want_series" >"$PATCHES/series"
 	if ! cmp -s "$work/cover" "$cover"; then
 		cp "$work/cover" "$cover"
-		say "regenerated the diffstat of patches/$KERNEL/0000-cover-letter.txt"
+		say "regenerated the shortlog and diffstat of patches/$KERNEL/0000-cover-letter.txt"
 	fi
-	grep -qx "$NAME" "$PATCHES/series" 2>/dev/null || echo "$NAME" >>"$PATCHES/series"
 	;;
 esac

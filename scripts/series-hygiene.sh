@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Patch hygiene of one kernel's series (KERNEL=6.12 or 7.2): its files and
-# patches/$KERNEL/series agree, the selftests patch matches selftests/ and
+# patches/$KERNEL/series agree, the selftests patches match selftests/ and
 # lib/, every patch is checkpatch --strict clean with that tree's
 # checkpatch.pl, and the series is bisectable on the whole tree
 # (scripts/series-check.sh).  Prints "ok - ", "ok - ... # SKIP" and
@@ -39,9 +39,9 @@ fi
 
 if [ -f "$KTREE/.kvmipi-origin" ]; then
 	if "$TOP/scripts/patches.sh" --check >"$work/patches.log" 2>&1; then
-		result pass "patches: the selftests patch matches selftests/ and lib/, the cover letter's diffstat the series"
+		result pass "patches: the selftests patches match selftests/, lib/ and patches/selftests.msg, the cover letter the series"
 	else
-		result fail "patches: the selftests patch matches selftests/ and lib/, the cover letter's diffstat the series" "$work/patches.log"
+		result fail "patches: the selftests patches match selftests/, lib/ and patches/selftests.msg, the cover letter the series" "$work/patches.log"
 	fi
 else
 	result skip "patches: no kernel tree yet (run 'make kernel')"
