@@ -811,30 +811,6 @@ static void check_set_lapic(uint64_t icr, const struct outcome *o, char *why, si
 }
 
 /*
- * One KTAP point over @failed writes unlike the SDM and @deviated exactly as
- * KVM is known to, of the @known writes it is known to get wrong.
- */
-static void __printf(4, 5) report_point(unsigned int failed, unsigned int deviated,
-					unsigned int known, const char *fmt, ...)
-{
-	char name[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	if (!failed && deviated < known)
-		ksft_print_msg("%s: %u of %u known KVM deviations %s\n", name,
-			       known - deviated, known, "now follow the SDM: drop the mark");
-	if (failed || deviated != known)
-		ksft_test_result_fail("%s\n", name);
-	else if (known)
-		ksft_test_result_xfail("%s: known KVM deviation from the SDM\n", name);
-	else
-		ksft_test_result_pass("%s\n", name);
-}
-
-/*
  * SDM Vol. 3A 11.5.3: a vector 0-15 written to the ICR sets "send illegal
  * vector" in the sender's ESR; no other write here may set it.  KVM is
  * known to log nothing.
@@ -859,9 +835,9 @@ static void report_esr(int run)
 	if (spurious)
 		ksft_print_msg("%s%u legal vectors logged as illegal in the ESR\n",
 			       run_labels[run], spurious);
-	report_point(spurious || (logged && logged != illegal), illegal - logged,
-		     illegal, "%sESR logs send illegal vector: guest WRMSR (%u values)",
-		     run_labels[run], illegal);
+	ipi_report_point(spurious || (logged && logged != illegal), illegal - logged,
+			 illegal, "%sESR logs send illegal vector: guest WRMSR (%u values)",
+			 run_labels[run], illegal);
 }
 
 static void report_run(int run)
@@ -908,10 +884,10 @@ static void report_run(int run)
 	for (w = 0; w < NR_WAYS; w++) {
 		ksft_print_msg("%s%s\n", run_labels[run], way_groups[w]);
 		for (c = 0; c < NR_CLASSES; c++)
-			report_point(failed[c][w], deviated[c][w],
-				     w == BY_SET_LAPIC ? 0 : known[c],
-				     "%s%s%s: %s (%u values)", run_labels[run], way_prefixes[w],
-				     class_names[c], way_names[w], tried[c]);
+			ipi_report_point(failed[c][w], deviated[c][w],
+					 w == BY_SET_LAPIC ? 0 : known[c],
+					 "%s%s%s: %s (%u values)", run_labels[run],
+					 way_prefixes[w], class_names[c], way_names[w], tried[c]);
 		if (w == BY_GUEST)
 			report_esr(run);
 	}

@@ -766,23 +766,6 @@ static void switch_to_xapic(void)
 	xapic_phase = true;
 }
 
-static void report_outcome(const struct group *g)
-{
-	if (!g->outcome_failed && g->deviated < g->known)
-		ksft_print_msg("%s%s: %u of %u known KVM deviations %s\n", run_label, g->name,
-			       g->known - g->deviated, g->known,
-			       "now follow the SDM: drop the mark");
-	if (g->outcome_failed || g->deviated != g->known)
-		ksft_test_result_fail("%s%s: outcome (%u writes)\n", run_label, g->name,
-				      g->outcome_checked);
-	else if (g->known)
-		ksft_test_result_xfail("%s%s: outcome (%u writes): %s\n", run_label, g->name,
-				       g->outcome_checked, "known KVM deviation from the SDM");
-	else
-		ksft_test_result_pass("%s%s: outcome (%u writes)\n", run_label, g->name,
-				      g->outcome_checked);
-}
-
 static void report_groups(void)
 {
 	const char *why_skip;
@@ -814,7 +797,9 @@ static void report_groups(void)
 			ksft_test_result_skip("%s%s: outcome (undefined by the SDM)\n",
 					      run_label, g->name);
 		else
-			report_outcome(g);
+			ipi_report_point(g->outcome_failed, g->deviated, g->known,
+					 "%s%s: outcome (%u writes)", run_label, g->name,
+					 g->outcome_checked);
 	}
 }
 
