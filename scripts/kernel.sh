@@ -21,6 +21,67 @@ FRAGMENTS=("$FRAGMENT")
 [ -z "$DEBUG" ] || FRAGMENTS+=("$TOP/configs/debug.config")
 unset DEBUG	# ours: the kernel's tools/ Makefiles read DEBUG=1 as "-O0"
 
+# The source files that the series' patches and the kvm_util diffs
+# (compat/$KERNEL/kvm_util/*.diff, scripts/patches.sh) modify: their
+# "--- a/" lines, but for files that one of them creates.
+modified_files() {
+	local f
+	for f in "$PATCHES"/*.patch "$TOP/compat/$KERNEL/kvm_util"/*.diff; do
+		if [ -f "$f" ]; then
+			cat "$f"
+		fi
+	done | awk '
+		$1 == "---" && $2 == "/dev/null" { created = 1; next }
+		$1 == "---" && $2 ~ /^a\// { modified[substr($2, 3)] = 1; created = 0; next }
+		$1 == "+++" && $2 ~ /^b\// && created { new[substr($2, 3)] = 1; created = 0 }
+		END { for (f in modified) if (!(f in new)) print f }' | sort
+}
+
+# Pristine copies, under $KTREE/.kvmipi-pristine, of the files the series
+# and the kvm_util diffs modify and of the KVM selftests' Makefiles: the
+# selftests patches are regenerated against them (scripts/patches.sh).
+# Right after extraction they are copied from the tree.
+save_pristine() {
+	local f
+	for f in $(modified_files) \
+		 tools/testing/selftests/kvm/Makefile tools/testing/selftests/kvm/Makefile.kvm; do
+		[ -f "$KTREE/$f" ] || continue
+		mkdir -p "$KTREE/.kvmipi-pristine/$(dirname "$f")"
+		cp "$KTREE/$f" "$KTREE/.kvmipi-pristine/$f"
+	done
+}
+
+# A tree extracted before the series or a kvm_util diff touched a file has
+# no pristine copy of it, and its own copy may be patched: take the file
+# from the source (KSRC= or the tarball) instead.
+save_missing_pristine() {
+	local missing=() f tmp=$KTREE.tmp-pristine
+	for f in $(modified_files); do
+		[ -f "$KTREE/.kvmipi-pristine/$f" ] || missing+=("$f")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	say "saving pristine copies of ${missing[*]}"
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	if [ -n "${KSRC:-}" ]; then
+		for f in "${missing[@]}"; do
+			mkdir -p "$tmp/$(dirname "$f")"
+			cp "$KSRC/$f" "$tmp/$f" || die "$f is not in KSRC=$KSRC"
+		done
+	else
+		tar -C "$tmp" -xf "$DEB_TARBALL" "${missing[@]/#/linux-source-$KERNEL/}" ||
+			die "cannot extract ${missing[*]} from $DEB_TARBALL"
+		mv "$tmp/linux-source-$KERNEL" "$tmp.src"
+		rm -rf "$tmp"
+		mv "$tmp.src" "$tmp"
+	fi
+	for f in "${missing[@]}"; do
+		mkdir -p "$KTREE/.kvmipi-pristine/$(dirname "$f")"
+		mv "$tmp/$f" "$KTREE/.kvmipi-pristine/$f"
+	done
+	rm -rf "$tmp"
+}
+
 get_source() {
 	local origin
 	origin=$(source_origin)
@@ -33,20 +94,13 @@ get_source() {
 			      "$KSRC/" "$KTREE/"
 			rm -rf "$KTREE/.kvmipi-applied"
 		fi
+		save_missing_pristine
 		return
 	fi
 	say "preparing kernel source ($origin)"
 	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG"
 	extract_source "$KTREE"
-	# Pristine copies of the files the series touches: the selftests patch
-	# is regenerated against them (scripts/patches.sh).
-	local f
-	for f in $(sed -n 's#^+++ b/##p' "$PATCHES"/*.patch | sort -u) \
-		 tools/testing/selftests/kvm/Makefile tools/testing/selftests/kvm/Makefile.kvm; do
-		[ -f "$KTREE/$f" ] || continue
-		mkdir -p "$KTREE/.kvmipi-pristine/$(dirname "$f")"
-		cp "$KTREE/$f" "$KTREE/.kvmipi-pristine/$f"
-	done
+	save_pristine
 	echo "$origin" >"$KTREE/.kvmipi-origin"
 }
 

@@ -9,6 +9,14 @@
 # signature).  It also regenerates patches/$KERNEL/series and the shortlog
 # and diffstat that end the cover letter.
 #
+# Changes to files the KVM selftests already have (kvm_util knobs the tests
+# need) are this kernel's own text, paths and context, so each is kept as
+# one "git diff" from the top of the kernel tree per kernel,
+# compat/$KERNEL/kvm_util/NAME.diff.  It is applied onto pristine copies of
+# the files it modifies (scripts/kernel.sh saves them) as the patch of
+# section "== kvm_util/NAME" of patches/selftests.msg; those patches follow
+# lib-x86, in the order of their sections, and every kernel has each of them.
+#
 #   patches.sh          write what changed under patches/$KERNEL/ (and
 #                       remove the selftests patches the series lost)
 #   patches.sh --check  fail if anything there differs from the sources
@@ -31,9 +39,33 @@ the APIC map can deliver, not the ALL and ALL-BUT-SELF shorthands, nor
 the broadcast ID" ;;
 esac
 COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util
+KVM_UTIL=$COMPAT/kvm_util	# its changes to kvm_util's own files, NAME.diff
+MSGS=$TOP/patches/selftests.msg
 base_mk=$KTREE/.kvmipi-pristine/$KVM/$KVM_MAKEFILE
 [ -f "$base_mk" ] || die "no pristine $KVM/$KVM_MAKEFILE: run 'make kernel' first"
 need_cmd git git
+
+# The kvm_util changes, in series order, each with its diff.
+kvm_util_changes=$(sed -n 's#^== kvm_util/\([A-Za-z0-9_.-]*\)$#\1#p' "$MSGS")
+for d in "$KVM_UTIL"/*.diff; do
+	[ -e "$d" ] || continue
+	n=${d##*/}
+	echo "$kvm_util_changes" | grep -qxF "${n%.diff}" ||
+		die "compat/$KERNEL/kvm_util/$n has no section '== kvm_util/${n%.diff}' in patches/selftests.msg"
+done
+for n in $kvm_util_changes; do
+	[ -f "$KVM_UTIL/$n.diff" ] ||
+		die "patches/selftests.msg has a section '== kvm_util/$n', but there is no compat/$KERNEL/kvm_util/$n.diff"
+done
+# the files they modify: pristine in the base commit, so that only the
+# diffs show in the patches
+kvm_util_files=$(for n in $kvm_util_changes; do
+	sed -n 's#^--- a/\([^[:space:]]*\).*#\1#p' "$KVM_UTIL/$n.diff"
+done | sort -u)
+for f in $kvm_util_files; do
+	[ -f "$KTREE/.kvmipi-pristine/$f" ] ||
+		die "no pristine $f (compat/$KERNEL/kvm_util/): run 'make patches' (scripts/kernel.sh --prepare saves it)"
+done
 
 work=$KB/patchgen
 rm -rf "$work"
@@ -49,20 +81,34 @@ export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE="2026-11-30T00:00:00+0000" GIT_COMMITTER_DATE="2026-11-30T00:00:00+0000"
 
 cp "$base_mk" "$KVM/$KVM_MAKEFILE"
+for f in $kvm_util_files; do
+	mkdir -p "$(dirname "$f")"
+	cp "$KTREE/.kvmipi-pristine/$f" "$f"
+done
 git add -A && git commit -q -m base && git tag base
 
-MSGS=$TOP/patches/selftests.msg
-# message KEY: the commit message of section "== KEY" of $MSGS
+# message KEY: the commit message of section "== KEY" of $MSGS; a line
+# that starts with "[K]" and a space, or is "[K]", is kernel K's only
 message() {
-	awk -v key="$1" '/^== / { on = ($2 == key); next } on' "$MSGS" |
+	awk -v key="$1" -v kernel="$KERNEL" '
+		/^== / { on = ($2 == key); next }
+		!on { next }
+		match($0, /^\[[0-9.]+\]( |$)/) {
+			if (substr($0, 2, index($0, "]") - 2) != kernel)
+				next
+			$0 = substr($0, RLENGTH + 1)
+		}
+		{ print }' "$MSGS" |
 		POLICY=$POLICY_TEXT awk '{ gsub(/@POLICY@/, ENVIRON["POLICY"]); print }'
 }
-# commit KEY: everything changed so far, as the patch of section KEY
+# commit KEY: everything changed so far, as the patch of section KEY; the
+# files new since the last commit (from selftests/ and lib/, written for
+# mainline) take this kernel's names, the kvm_util diffs are its text already
 commit() {
 	local msg
 	msg=$(message "$1")
 	[ -n "$msg" ] || die "patches/selftests.msg has no section '== $1'"
-	[ -z "$API_SED" ] || find "$KVM" -name '*.[ch]' -exec sed -i -E "$API_SED" {} +
+	[ -z "$API_SED" ] || git ls-files -z --others -- '*.[ch]' | xargs -0 -r sed -i -E "$API_SED"
 	git add -A
 	printf '%s\n' "$msg" | git commit -q -s -F -
 }
@@ -102,8 +148,10 @@ entries() {	# entries VARIABLE DIR FILES...: "VARIABLE += DIR/FILE" each
 mkdir -p "$KVM/$ARCH_DIR" "$KVM/lib/$ARCH_DIR" "$KVM/include/$ARCH_DIR"
 cp "$TOP"/lib/*.c "$KVM/lib/"
 cp "$TOP"/lib/include/*.h "$KVM/include/"
-if [ -d "$COMPAT" ]; then
+if [ -d "$COMPAT/lib" ]; then
 	cp "$COMPAT"/lib/*.c "$KVM/lib/"
+fi
+if [ -d "$COMPAT/include" ]; then
 	cp "$COMPAT"/include/*.h "$KVM/include/"
 fi
 insert_after '^LIBKVM \+= lib/userfaultfd_util\.c$' "$(entries LIBKVM lib "$TOP"/lib/*.c)"
@@ -113,6 +161,13 @@ cp "$TOP"/lib/include/x86/*.h "$KVM/include/$ARCH_DIR/"
 insert_after "^LIBKVM_$ARCH_DIR \\+= lib/$ARCH_DIR/vmx\\.c\$" \
 	"$(entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR "$TOP"/lib/x86/*.c)"
 commit lib-x86
+
+# Then the kvm_util changes, before the tests that use them.
+for n in $kvm_util_changes; do
+	git apply --whitespace=error "$KVM_UTIL/$n.diff" ||
+		die "compat/$KERNEL/kvm_util/$n.diff does not apply to the pristine files"
+	commit "kvm_util/$n"
+done
 
 # Then one patch per test, in the order of patches/selftests.msg, each
 # with its Makefile entry in name order before xapic_ipi_test; the bench

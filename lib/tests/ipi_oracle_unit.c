@@ -321,15 +321,69 @@ static void check_round_trip(void)
 	report(ok, "", "decode/encode round trip");
 }
 
+struct receipt_case {
+	const char *what;
+	struct ipi_expectation e;
+	uint32_t got[NR_VCPUS];
+	bool ok;
+};
+
+/* Receipts read off the fates' definitions (ipi_oracle.h), right and wrong. */
+static const struct receipt_case receipts[] = {
+	{ "each: every target once", { IPI_FATE_EACH, 0x5, 0 }, { 1, 0, 1, 0 }, true },
+	{ "each: a target missed", { IPI_FATE_EACH, 0x5, 0 }, { 1, 0, 0, 0 }, false },
+	{ "each: a target twice", { IPI_FATE_EACH, 0x5, 0 }, { 1, 0, 2, 0 }, false },
+	{ "each: one more vCPU", { IPI_FATE_EACH, 0x5, 0 }, { 1, 1, 1, 0 }, false },
+	{ "each: nobody, nothing", { IPI_FATE_EACH, 0, 0 }, { 0, 0, 0, 0 }, true },
+	{ "each: nobody, something", { IPI_FATE_EACH, 0, 0 }, { 0, 0, 0, 1 }, false },
+	{ "one-of: one target", { IPI_FATE_ONE_OF, 0xc, 0 }, { 0, 0, 0, 1 }, true },
+	{ "one-of: two targets", { IPI_FATE_ONE_OF, 0xc, 0 }, { 0, 0, 1, 1 }, false },
+	{ "one-of: none", { IPI_FATE_ONE_OF, 0xc, 0 }, { 0, 0, 0, 0 }, false },
+	{ "one-of: outside the set", { IPI_FATE_ONE_OF, 0xc, 0 }, { 1, 0, 0, 0 }, false },
+	{ "one-of: one target twice", { IPI_FATE_ONE_OF, 0xc, 0 }, { 0, 0, 2, 0 }, false },
+	{ "#GP: nothing", { IPI_FATE_GP, 0, 0 }, { 0, 0, 0, 0 }, true },
+	{ "#GP: something", { IPI_FATE_GP, 0, 0 }, { 0, 1, 0, 0 }, false },
+	{ "undefined: anything", { IPI_FATE_UNDEFINED, 0, 0 }, { 2, 1, 0, 3 }, true },
+	{ "each: unchecked vCPU took it", { IPI_FATE_EACH, 0x1, 0x8 }, { 1, 0, 0, 1 }, true },
+	{ "each: unchecked vCPU did not", { IPI_FATE_EACH, 0x1, 0x8 }, { 1, 0, 0, 0 }, true },
+	{ "each: unchecked, a checked one missed", { IPI_FATE_EACH, 0x1, 0x8 }, { 0, 0, 0, 1 }, false },
+	{ "one-of: only the unchecked took it", { IPI_FATE_ONE_OF, 0x6, 0x8 }, { 0, 0, 0, 1 }, false },
+};
+
+static void check_receipt(const struct receipt_case *c)
+{
+	bool got = ipi_received_as(&c->e, c->got, NR_VCPUS);
+
+	if (got != c->ok)
+		printf("# %s: ipi_received_as() says %s\n", c->what, got ? "yes" : "no");
+	report(got == c->ok, "receipt: ", c->what);
+}
+
+static void check_format_vcpus(void)
+{
+	char buf[32], tiny[6];
+	bool ok;
+
+	ipi_format_vcpus(0xd, ids, NR_VCPUS, buf, sizeof(buf));
+	ok = !strcmp(buf, "{0x0,0x10,0x11}");
+	ipi_format_vcpus(0, ids, NR_VCPUS, buf, sizeof(buf));
+	ok &= !strcmp(buf, "{}");
+	ipi_format_vcpus(0xf, ids, NR_VCPUS, tiny, sizeof(tiny));
+	ok &= strlen(tiny) == sizeof(tiny) - 1;
+	report(ok, "", "format: vCPU sets by ID, cut at the buffer's end");
+}
+
 int main(void)
 {
 	unsigned int nr_cases = sizeof(cases) / sizeof(cases[0]);
 	unsigned int nr_xapic = sizeof(xapic_cases) / sizeof(xapic_cases[0]);
 	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
 	unsigned int nr_vm = sizeof(vm_cases) / sizeof(vm_cases[0]);
+	unsigned int nr_receipts = sizeof(receipts) / sizeof(receipts[0]);
 	unsigned int i;
 
-	printf("TAP version 13\n1..%u\n", nr_cases + nr_xapic + nr_formats + nr_vm + 3);
+	printf("TAP version 13\n1..%u\n",
+	       nr_cases + nr_xapic + nr_formats + nr_vm + nr_receipts + 4);
 	for (i = 0; i < nr_cases; i++)
 		check_case(&cases[i]);
 	for (i = 0; i < nr_xapic; i++)
@@ -338,6 +392,9 @@ int main(void)
 		check_format(&formats[i]);
 	for (i = 0; i < nr_vm; i++)
 		check_vm_case(&vm_cases[i]);
+	for (i = 0; i < nr_receipts; i++)
+		check_receipt(&receipts[i]);
+	check_format_vcpus();
 	check_round_trip();
 	check_illegal_vector();
 	check_policy_of_kernel();

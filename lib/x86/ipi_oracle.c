@@ -371,6 +371,43 @@ struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
 	return e;
 }
 
+bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
+		     unsigned int nr_vcpus)
+{
+	uint64_t want = e->fate == IPI_FATE_GP ? 0 : e->targets;
+	unsigned int i, total = 0;
+
+	if (e->fate == IPI_FATE_UNDEFINED)
+		return true;
+	for (i = 0; i < nr_vcpus && i < 64; i++) {
+		uint64_t bit = 1ULL << i;
+
+		if (e->unchecked & bit)
+			continue;
+		if (got[i] > 1 || (got[i] && !(want & bit)))
+			return false;
+		if (!got[i] && (want & bit) && e->fate != IPI_FATE_ONE_OF)
+			return false;
+		total += got[i];
+	}
+	return e->fate != IPI_FATE_ONE_OF || total == 1;
+}
+
+int ipi_format_vcpus(uint64_t set, const uint32_t *ids, unsigned int nr_vcpus,
+		     char *buf, size_t size)
+{
+	unsigned int i;
+	int n;
+
+	n = snprintf(buf, size, "{");
+	for (i = 0; i < nr_vcpus && i < 64 && n < (int)size; i++)
+		if (set & (1ULL << i))
+			n += snprintf(buf + n, size - n, "%s0x%x", n > 1 ? "," : "", ids[i]);
+	if (n < (int)size)
+		n += snprintf(buf + n, size - n, "}");
+	return n;
+}
+
 const char *ipi_fate_name(enum ipi_fate fate)
 {
 	switch (fate) {

@@ -6,61 +6,45 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
+#include "kvm_util.h"
 #include "processor.h"
 #include "ipi_platform.h"
 
-/* A module parameter's value ('Y', 'N', '1', '0', ...) or '-' if absent. */
-static char module_param(const char *module, const char *param)
-{
-	char path[128];
-	char c = '-';
-	FILE *f;
+#define SWITCH_PATH	"/sys/module/kvm/parameters/" ICR_FASTPATH_SWITCH
 
-	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", module, param);
-	f = fopen(path, "r");
-	if (!f)
-		return '-';
-	if (fscanf(f, " %c", &c) != 1)
-		c = '-';
-	fclose(f);
-	return c;
-}
-
-static bool param_on(char c)
-{
-	return c == 'Y' || c == 'y' || c == '1';
-}
-
+/* kvm_util's readers fail the test on a parameter that is absent. */
 bool ipi_fastpath_switch_available(void)
 {
-	return module_param("kvm", ICR_FASTPATH_SWITCH) != '-';
+	return !access(SWITCH_PATH, F_OK);
 }
 
+/* kvm_util reads module parameters, but writes none. */
 static void switch_write(bool on)
 {
-	const char *path = "/sys/module/kvm/parameters/" ICR_FASTPATH_SWITCH;
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen(SWITCH_PATH, "w");
 
-	TEST_ASSERT(f, "cannot open %s for writing (not root?)", path);
+	TEST_ASSERT(f, "cannot open %s for writing (not root?)", SWITCH_PATH);
 	TEST_ASSERT(fputs(on ? "Y" : "N", f) >= 0 && !fclose(f),
-		    "cannot write %s", path);
-	TEST_ASSERT(param_on(module_param("kvm", ICR_FASTPATH_SWITCH)) == on,
-		    "%s did not change", path);
+		    "cannot write %s", SWITCH_PATH);
+	TEST_ASSERT(get_kvm_param_bool(ICR_FASTPATH_SWITCH) == on,
+		    "%s did not change", SWITCH_PATH);
 }
 
 /* The switch as the test found it, before its first change. */
-static char switch_found;
+static bool switch_found, switch_saved;
 
 static void switch_restore(void)
 {
-	switch_write(param_on(switch_found));
+	switch_write(switch_found);
 }
 
 void ipi_fastpath_switch_set(bool on)
 {
-	if (!switch_found) {
-		switch_found = module_param("kvm", ICR_FASTPATH_SWITCH);
+	if (!switch_saved) {
+		switch_found = get_kvm_param_bool(ICR_FASTPATH_SWITCH);
+		switch_saved = true;
 		atexit(switch_restore);
 	}
 	switch_write(on);
@@ -98,19 +82,19 @@ struct ipi_platform ipi_platform_probe(void)
 	 */
 	if (this_cpu_has(X86_FEATURE_VMX)) {
 		p.fastpath_possible = true;
-		p.ipi_virtualized = param_on(module_param("kvm_intel", "enable_apicv")) &&
-				    param_on(module_param("kvm_intel", "enable_ipiv"));
+		p.ipi_virtualized = get_kvm_intel_param_bool("enable_apicv") &&
+				    get_kvm_intel_param_bool("enable_ipiv");
 	} else if (this_cpu_has(X86_FEATURE_SVM)) {
-		p.fastpath_possible = param_on(module_param("kvm_amd", "nrips"));
-		p.ipi_virtualized = param_on(module_param("kvm_amd", "avic"));
+		p.fastpath_possible = get_kvm_amd_param_integer("nrips");
+		p.ipi_virtualized = get_kvm_amd_param_bool("avic");
 	}
 	p.fastpath_live = p.fastpath_possible &&
-			  module_param("kvm", ICR_FASTPATH_SWITCH) != 'N';
+			  (!ipi_fastpath_switch_available() ||
+			   get_kvm_param_bool(ICR_FASTPATH_SWITCH));
 	return p;
 }
 
-const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat,
-				int want_hits)
+const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat)
 {
 	if (!have_stat)
 		return "kernel has no " ICR_FASTPATH_STAT " stat";
@@ -124,26 +108,33 @@ const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat,
 	 * incomplete IPIs, which never take the WRMSR fastpath.  Whatever the
 	 * policy says, the stat shows nothing a check could rely on.
 	 */
-	if (p->ipi_virtualized || want_hits < 0)
+	if (p->ipi_virtualized)
 		return "IPI virtualization: ICR writes do not exit as WRMSR";
 	return NULL;
 }
 
+static char y_or_n(bool on)
+{
+	return on ? 'Y' : 'N';
+}
+
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size)
 {
+	bool has_switch = ipi_fastpath_switch_available();
+
 	if (this_cpu_has(X86_FEATURE_VMX))
 		snprintf(buf, size, "vmx apicv=%c ipiv=%c",
-			 module_param("kvm_intel", "enable_apicv"),
-			 module_param("kvm_intel", "enable_ipiv"));
+			 y_or_n(get_kvm_intel_param_bool("enable_apicv")),
+			 y_or_n(get_kvm_intel_param_bool("enable_ipiv")));
 	else if (this_cpu_has(X86_FEATURE_SVM))
-		snprintf(buf, size, "svm nrips=%c avic=%c",
-			 module_param("kvm_amd", "nrips"),
-			 module_param("kvm_amd", "avic"));
+		snprintf(buf, size, "svm nrips=%d avic=%c",
+			 get_kvm_amd_param_integer("nrips"),
+			 y_or_n(get_kvm_amd_param_bool("avic")));
 	else
 		snprintf(buf, size, "unknown-vendor");
 
 	snprintf(buf + strlen(buf), size - strlen(buf), " switch=%c fastpath=%s policy=%s%s%s",
-		 module_param("kvm", ICR_FASTPATH_SWITCH),
+		 has_switch ? y_or_n(get_kvm_param_bool(ICR_FASTPATH_SWITCH)) : '-',
 		 p->fastpath_live ? "live" : "off", ipi_policy_name(p->policy),
 		 getenv("KVM_IPI_POLICY") ? " (forced)" : "",
 		 p->ipi_virtualized ? " ipi-virtualization=on" : "");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Interrupts from the host (KVM_SIGNAL_MSI) to one vCPU's local APIC: they
- * wake or fence a vCPU without any guest ICR write.
+ * wake or fence a vCPU without any guest ICR write.  kvm_util has no MSI
+ * helper; its GSI routing helpers need an irqchip route per interrupt.
  */
 #ifndef SELFTEST_KVM_HOST_MSI_H
 #define SELFTEST_KVM_HOST_MSI_H

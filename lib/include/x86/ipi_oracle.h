@@ -3,7 +3,10 @@
  * An architectural model of x2APIC ICR writes, independent of KVM: how an
  * ICR value decodes, which writes KVM's IPI fastpath is allowed to complete,
  * and which vCPUs must receive what.  Pure C without kernel or KVM headers so
- * that it is unit tested on the host (lib/tests/ipi_oracle_unit.c).
+ * that it is unit tested on the host (lib/tests/ipi_oracle_unit.c); for that
+ * reason it names the ICR's fields itself instead of using apic.h's.
+ * kvm_util has no model of IPIs: its tests write ICR values and read back
+ * what KVM latched.
  *
  * Sources: Intel SDM Vol. 3A, "Interrupt Command Register (ICR)" and
  * "Valid Combinations for the Local xAPIC Interrupt Command Register", and
@@ -231,6 +234,19 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
  */
 struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
 				     const struct ipi_vm *vm);
+
+/*
+ * Did the IPI land as @e says?  @got[i]: how many times vCPU i took it.
+ * IPI_FATE_EACH: each target once, nobody else; IPI_FATE_ONE_OF: one target
+ * once, nobody else; IPI_FATE_GP: nobody.  vCPUs in .unchecked are not
+ * looked at, and IPI_FATE_UNDEFINED takes anything.
+ */
+bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
+		     unsigned int nr_vcpus);
+
+/* The IDs @ids[i] of the vCPUs in @set (bit i: vCPU i), as "{0x0,0x10}". */
+int ipi_format_vcpus(uint64_t set, const uint32_t *ids, unsigned int nr_vcpus,
+		     char *buf, size_t size);
 
 const char *ipi_fate_name(enum ipi_fate fate);
 

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the host KVM lets the x2APIC ICR fastpath do, read from the vendor
- * module's parameters: whether the fastpath can run at all (VMX always; SVM
- * only with NRIP save) and whether IPIs are virtualized (IPIv, AVIC).
+ * module's parameters with kvm_util's readers: whether the fastpath can run
+ * at all (VMX always; SVM only with NRIP save) and whether IPIs are
+ * virtualized (IPIv, AVIC).  kvm_util fails the test on a parameter that
+ * is absent and writes none, so the optional kvm.x2apic_icr_fastpath
+ * switch is probed and written here.
  */
 #ifndef SELFTEST_KVM_IPI_PLATFORM_H
 #define SELFTEST_KVM_IPI_PLATFORM_H
@@ -13,7 +16,9 @@
 #include <stdio.h>
 
 #include "kselftest.h"
+#include "kvm_util.h"
 #include "ipi_oracle.h"
+#include "vcpu_stats.h"
 
 /* The stat added by the fastpath-stat patch. */
 #define ICR_FASTPATH_STAT	"x2apic_icr_fastpath_writes"
@@ -35,12 +40,42 @@ void ipi_fastpath_switch_set(bool on);
 
 /*
  * Why the path of ICR writes cannot be checked here, or NULL if it can:
- * without the stat, or where the fastpath can never run (a path check that
- * cannot fail must not pass).  @want_hits < 0: IPI virtualization may
- * complete the write without an exit.
+ * without the stat, where the fastpath can never run (a path check that
+ * cannot fail must not pass), or under IPI virtualization.
  */
-const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat,
-				int want_hits);
+const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat);
+
+/* The sender's fastpath stat, or 0 on a kernel without it. */
+static inline uint64_t ipi_fastpath_hits(struct kvm_vcpu *vcpu, bool have_stat)
+{
+	return have_stat ? vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes) : 0;
+}
+
+/*
+ * One KTAP point "NAME: path +W": the stat rose by @hits where @want_hits
+ * was due; a SKIP with the reason where the path cannot be proven.  Returns
+ * whether they disagreed.  Inline for the reason given below.
+ */
+static inline __printf(5, 6) bool ipi_report_path(const struct ipi_platform *p, bool have_stat,
+						  uint64_t hits, int want_hits,
+						  const char *fmt, ...)
+{
+	const char *why = ipi_path_unprovable(p, have_stat);
+	char name[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (why) {
+		ksft_test_result_skip("%s: path (%s)\n", name, why);
+		return false;
+	}
+	if (hits != (uint64_t)want_hits)
+		ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
+	ksft_test_result(hits == (uint64_t)want_hits, "%s: path +%d\n", name, want_hits);
+	return hits != (uint64_t)want_hits;
+}
 
 /*
  * One KTAP point over checks of which @failed went unlike the SDM and

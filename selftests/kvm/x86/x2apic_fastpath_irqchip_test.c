@@ -22,17 +22,14 @@
 #define WAIT_SECONDS	(10 * test_time_scale())	/* guest seconds, any one KVM_RUN */
 
 #define TARGET_ID	1
-#define GUEST_PAGES	4096
-
-enum irqchip_kind { IRQCHIP_KERNEL, IRQCHIP_SPLIT, IRQCHIP_NONE };
 
 static const struct flavour {
 	const char *name;
-	enum irqchip_kind kind;
+	enum x86_irqchip_mode irqchip;
 } flavours[] = {
-	{ "in-kernel irqchip", IRQCHIP_KERNEL },
-	{ "split irqchip", IRQCHIP_SPLIT },
-	{ "no in-kernel LAPIC", IRQCHIP_NONE },
+	{ "in-kernel irqchip", X86_IRQCHIP_KERNEL },
+	{ "split irqchip", X86_IRQCHIP_SPLIT },
+	{ "no in-kernel LAPIC", X86_IRQCHIP_NONE },
 };
 
 static const struct icr_case {
@@ -62,42 +59,6 @@ static void target_code(void)
 	x2apic_enable();
 	GUEST_SYNC(0);
 	GUEST_FAIL("the target vCPU must not run again");
-}
-
-/*
- * __vm_create() always gives x86 VMs a full in-kernel irqchip; the split and
- * the LAPIC-less VMs need their irqchip chosen before any vCPU exists, so
- * build the VM step by step.  No descriptor tables: the sender runs with
- * interrupts off and faults on nothing.
- */
-static struct kvm_vm *vm_create_irqchip_kind(enum irqchip_kind kind)
-{
-	struct userspace_mem_region *slot0;
-	struct kvm_vm *vm;
-	int i;
-
-	vm = ____vm_create(VM_SHAPE_DEFAULT);
-	vm_userspace_mem_region_add(vm, VM_MEM_SRC_ANONYMOUS, 0, 0, GUEST_PAGES, 0);
-	for (i = 0; i < NR_MEM_REGIONS; i++)
-		vm->memslots[i] = 0;
-	kvm_vm_elf_load(vm, program_invocation_name);
-	slot0 = memslot2region(vm, 0);
-	ucall_init(vm, slot0->region.guest_phys_addr + slot0->region.memory_size);
-
-	switch (kind) {
-	case IRQCHIP_KERNEL:
-		vm_create_irqchip(vm);
-		break;
-	case IRQCHIP_SPLIT:
-		vm_enable_cap(vm, KVM_CAP_SPLIT_IRQCHIP, 24);
-		break;
-	case IRQCHIP_NONE:
-		/* Userspace would emulate the APIC: it gets the MSR accesses. */
-		vm_enable_cap(vm, KVM_CAP_X86_USER_SPACE_MSR,
-			      KVM_MSR_EXIT_REASON_INVAL | KVM_MSR_EXIT_REASON_UNKNOWN);
-		break;
-	}
-	return vm;
 }
 
 /*
@@ -132,13 +93,18 @@ static int run_to_sync(struct kvm_vcpu *vcpu, uint64_t want_icr)
 
 static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 {
-	bool lapic = f->kind != IRQCHIP_NONE;
+	bool lapic = f->irqchip != X86_IRQCHIP_NONE;
 	struct kvm_vcpu *sender, *target;
 	struct kvm_vm *vm;
 	bool have_stat;
 	int i;
 
-	vm = vm_create_irqchip_kind(f->kind);
+	test_set_default_irqchip(f->irqchip);
+	vm = vm_create(2);	/* the sender and the target */
+	/* Userspace would emulate the APIC: it gets the MSR accesses. */
+	if (!lapic)
+		vm_enable_cap(vm, KVM_CAP_X86_USER_SPACE_MSR,
+			      KVM_MSR_EXIT_REASON_INVAL | KVM_MSR_EXIT_REASON_UNKNOWN);
 	sender = vm_vcpu_add(vm, 0, sender_code);
 	target = vm_vcpu_add(vm, TARGET_ID, target_code);
 	have_stat = vcpu_has_stat(sender, x2apic_icr_fastpath_writes);
@@ -148,14 +114,11 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 	for (i = 0; i < ARRAY_SIZE(icr_cases); i++) {
 		const struct icr_case *c = &icr_cases[i];
 		int want_hits = lapic ? icr_expected_fastpath_hits(c->icr, p) : 0;
-		const char *unprovable;
-		uint64_t before = 0;
+		uint64_t before = ipi_fastpath_hits(sender, have_stat);
 		uint8_t vector = c->icr & 0xff;
 		int icr_exits;
 		bool ok;
 
-		if (have_stat)
-			before = vcpu_get_stat(sender, x2apic_icr_fastpath_writes);
 		icr_to_write = c->icr;
 		sync_global_to_guest(vm, icr_to_write);
 		icr_exits = run_to_sync(sender, c->icr);
@@ -170,19 +133,8 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 		ksft_test_result(ok, "%s, %s: %s\n", f->name, c->name,
 				 lapic ? "pending at the target" : "exits to userspace");
 
-		unprovable = ipi_path_unprovable(p, have_stat, want_hits);
-		if (unprovable) {
-			ksft_test_result_skip("%s, %s: path (%s)\n", f->name, c->name,
-					      unprovable);
-		} else {
-			uint64_t got = vcpu_get_stat(sender, x2apic_icr_fastpath_writes) - before;
-
-			if (got != (uint64_t)want_hits)
-				ksft_print_msg("%s, %s: fastpath +%lu, want +%d\n",
-					       f->name, c->name, got, want_hits);
-			ksft_test_result(got == (uint64_t)want_hits, "%s, %s: fastpath +%d\n",
-					 f->name, c->name, want_hits);
-		}
+		ipi_report_path(p, have_stat, ipi_fastpath_hits(sender, have_stat) - before,
+				want_hits, "%s, %s", f->name, c->name);
 	}
 
 	kvm_vm_free(vm);

@@ -11,7 +11,6 @@
  * the stat right before and right after each write; vCPU 1 idles in HLT
  * and counts interrupts.  Every wait is bounded by a host deadline.
  */
-#include <pthread.h>
 #include <time.h>
 
 #include "kvm_util.h"
@@ -23,6 +22,7 @@
 #include "ipi_platform.h"
 #include "vcpu_run_within.h"
 #include "vcpu_stats.h"
+#include "vcpu_thread.h"
 
 #define IPI_VECTOR	0xa0
 #define SENDER_ID	0
@@ -85,15 +85,9 @@ static const struct stat_case cases[] = {
 
 static struct kvm_vm *vm;
 static struct kvm_vcpu *sender, *receiver;
+static struct vcpu_thread receiver_thread;
 static bool have_stat;
 static uint64_t total_hits;	/* the stat's rise over every case */
-
-static void *receiver_thread(void *arg)
-{
-	vcpu_run(receiver);
-	TEST_ASSERT_EQ(vcpu_sync_or_done(receiver, NULL), UCALL_DONE);
-	return NULL;
-}
 
 static double now(void)
 {
@@ -136,16 +130,12 @@ static void sender_step(void)
 /* Have the sender write @icr once; returns the stat's rise across it. */
 static uint64_t send_one(uint64_t icr)
 {
-	uint64_t before = 0, after = 0;
+	uint64_t before = ipi_fastpath_hits(sender, have_stat);
 
 	icr_to_send = icr;
 	sync_global_to_guest(vm, icr_to_send);
-	if (have_stat)
-		before = vcpu_get_stat(sender, x2apic_icr_fastpath_writes);
 	sender_step();
-	if (have_stat)
-		after = vcpu_get_stat(sender, x2apic_icr_fastpath_writes);
-	return after - before;
+	return ipi_fastpath_hits(sender, have_stat) - before;
 }
 
 static void run_case(const struct stat_case *c, const struct ipi_platform *p)
@@ -153,7 +143,6 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	const uint32_t ids[] = { SENDER_ID, RECEIVER_ID };
 	struct ipi_expectation e = ipi_expect(c->icr, 0, ids, 2);
 	int want_hits = icr_expected_fastpath_hits(c->icr, p);
-	const char *unprovable;
 	uint32_t irqs = read_guest_u32(&receiver_irqs);
 	uint32_t want_irqs = irqs + !!(e.targets & (1 << 1));
 	uint64_t hits;
@@ -172,15 +161,7 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	ksft_test_result(delivered && read_guest_u32(&receiver_irqs) == want_irqs,
 			 "%s: delivered\n", c->name);
 
-	unprovable = ipi_path_unprovable(p, have_stat, want_hits);
-	if (unprovable) {
-		ksft_test_result_skip("%s: path (%s)\n", c->name, unprovable);
-		return;
-	}
-	if (hits != (uint64_t)want_hits)
-		ksft_print_msg("%s: fastpath +%lu, want +%d\n", text, hits, want_hits);
-	ksft_test_result(hits == (uint64_t)want_hits, "%s: fastpath +%d\n",
-			 c->name, want_hits);
+	ipi_report_path(p, have_stat, hits, want_hits, "%s", c->name);
 }
 
 /*
@@ -234,8 +215,6 @@ static void check_debugfs(void)
 int main(void)
 {
 	struct ipi_platform platform = ipi_platform_probe();
-	pthread_t thread;
-	struct timespec ts;
 	char desc[128];
 	int i;
 
@@ -256,7 +235,8 @@ int main(void)
 	ksft_print_msg("platform: %s, stat %s\n", desc,
 		       have_stat ? ICR_FASTPATH_STAT : "absent");
 
-	pthread_create(&thread, NULL, receiver_thread, NULL);
+	vcpu_thread_start(&receiver_thread, receiver);
+	vcpu_thread_resume(&receiver_thread);
 	sender_step();		/* the sender is in x2APIC mode now */
 	TEST_ASSERT(wait_guest_u32(&receiver_ready, 1),
 		    "receiver not ready after %u s", WAIT_SECONDS);
@@ -273,10 +253,10 @@ int main(void)
 	 */
 	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&receiver_stop), 1);
 	host_msi_send(vm, RECEIVER_ID, IPI_VECTOR);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += WAIT_SECONDS;
-	TEST_ASSERT(!pthread_timedjoin_np(thread, NULL, &ts),
+	TEST_ASSERT(vcpu_thread_stopped_within(&receiver_thread, WAIT_SECONDS),
 		    "receiver did not stop within %u s", WAIT_SECONDS);
+	TEST_ASSERT_EQ(receiver_thread.ucall, UCALL_DONE);
+	vcpu_thread_join(&receiver_thread);
 
 	icr_to_send = 0;
 	sync_global_to_guest(vm, icr_to_send);

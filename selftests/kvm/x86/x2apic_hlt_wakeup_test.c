@@ -29,8 +29,6 @@
  * (MP state, RIP, RFLAGS.IF, interrupt shadow): a lost wake-up is a failure,
  * and the state tells whether KVM still holds the interrupt.
  */
-#include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
@@ -43,6 +41,7 @@
 #include "lapic_irr.h"
 #include "vcpu_run_within.h"
 #include "vcpu_stats.h"
+#include "vcpu_thread.h"
 
 #define RECEIVER	0
 #define SENDER		1
@@ -161,55 +160,20 @@ static void sender_main(void)
 
 /* ---- host: one thread per vCPU runs it to its next exit on demand */
 
-struct vcpu_ctl {
-	struct kvm_vcpu *vcpu;
-	pthread_t thread;
-	pid_t tid;
-	sem_t go, stopped;
-	int run_errno;		/* EINTR: taken out of KVM_RUN by a signal */
-	bool quit;
-};
-
 static struct kvm_vm *vm;
-static struct vcpu_ctl ctl[2];
-
-static void *vcpu_thread(void *arg)
-{
-	struct vcpu_ctl *c = arg;
-
-	c->tid = gettid();
-	for (;;) {
-		while (sem_wait(&c->go))
-			;	/* EINTR: a signal meant for KVM_RUN came late */
-		if (c->quit)
-			return NULL;
-		c->run_errno = __vcpu_run(c->vcpu) ? errno : 0;
-		if (!c->run_errno)
-			TEST_ASSERT_EQ(vcpu_sync_or_done(c->vcpu, NULL), UCALL_SYNC);
-		sem_post(&c->stopped);
-	}
-	return NULL;
-}
+static struct vcpu_thread ctl[2];
 
 static void no_op_signal(int sig)
 {
 }
 
-static bool stopped_within(struct vcpu_ctl *c, int seconds)
+static void run_to_exit(struct vcpu_thread *c)
 {
-	struct timespec deadline;
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += seconds;
-	return !sem_timedwait(&c->stopped, &deadline);
-}
-
-static void run_to_exit(struct vcpu_ctl *c)
-{
-	sem_post(&c->go);
-	TEST_ASSERT(stopped_within(c, WAIT_SECONDS),
+	vcpu_thread_resume(c);
+	TEST_ASSERT(vcpu_thread_stopped_within(c, WAIT_SECONDS),
 		    "vCPU %u did not exit within %u s", c->vcpu->id, WAIT_SECONDS);
 	TEST_ASSERT(!c->run_errno, "KVM_RUN: %s", strerror(c->run_errno));
+	TEST_ASSERT_EQ(c->ucall, UCALL_SYNC);
 }
 
 /* The vCPU thread's scheduler state, from /proc: 'S' while KVM halts it. */
@@ -283,7 +247,7 @@ static void read_exit_counts(struct kvm_vcpu *vcpu, struct exit_counts *n)
  */
 static void report_stuck(uint32_t want, struct exit_counts *n)
 {
-	struct vcpu_ctl *c = &ctl[RECEIVER];
+	struct vcpu_thread *c = &ctl[RECEIVER];
 	struct kvm_vcpu_events events;
 	struct kvm_lapic_state lapic;
 	struct kvm_mp_state mp;
@@ -291,7 +255,7 @@ static void report_stuck(uint32_t want, struct exit_counts *n)
 	uint32_t isr;
 
 	pthread_kill(c->thread, SIGUSR1);
-	TEST_ASSERT(stopped_within(c, WAIT_SECONDS),
+	TEST_ASSERT(vcpu_thread_stopped_within(c, WAIT_SECONDS),
 		    "vCPU %u stays in KVM_RUN after a signal", c->vcpu->id);
 	vcpu_ioctl(c->vcpu, KVM_GET_MP_STATE, &mp);
 	vcpu_events_get(c->vcpu, &events);
@@ -312,13 +276,13 @@ static void report_stuck(uint32_t want, struct exit_counts *n)
 /* One round; false if the receiver lost the interrupt. */
 static bool wake_round(const struct wake_case *c, uint32_t want)
 {
-	struct vcpu_ctl *r = &ctl[RECEIVER];
+	struct vcpu_thread *r = &ctl[RECEIVER];
 	struct exit_counts before, after;
 
 	this_round++;
 	if (c->timing == ON_ENTRY)
 		send_wake(c);
-	sem_post(&r->go);
+	vcpu_thread_resume(r);
 	if (c->timing == WHILE_HALTED) {
 		TEST_ASSERT(wait_for(receiver_idles, WAIT_SECONDS),
 			    "receiver did not reach its idle loop within %d s",
@@ -328,7 +292,7 @@ static bool wake_round(const struct wake_case *c, uint32_t want)
 			    WAIT_SECONDS);
 		send_wake(c);
 	}
-	if (stopped_within(r, WAIT_SECONDS) && !r->run_errno)
+	if (vcpu_thread_stopped_within(r, WAIT_SECONDS) && !r->run_errno)
 		return true;
 
 	/*
@@ -338,8 +302,8 @@ static bool wake_round(const struct wake_case *c, uint32_t want)
 	 */
 	ksft_print_msg("lost after %u s:\n", WAIT_SECONDS);
 	report_stuck(want, &before);
-	sem_post(&r->go);
-	if (stopped_within(r, WAIT_SECONDS) && !r->run_errno) {
+	vcpu_thread_resume(r);
+	if (vcpu_thread_stopped_within(r, WAIT_SECONDS) && !r->run_errno) {
 		ksft_print_msg("re-entering KVM_RUN delivered it\n");
 		return false;
 	}
@@ -372,13 +336,8 @@ static void create_vm(int idx)
 	/* on 6.12 this opens the stats fd, which cannot wait for KVM_RUN */
 	TEST_REQUIRE(vcpu_has_stat(vcpus[RECEIVER], irq_window_exits));
 
-	for (i = 0; i < 2; i++) {
-		ctl[i].vcpu = vcpus[i];
-		ctl[i].quit = false;
-		sem_init(&ctl[i].go, 0, 0);
-		sem_init(&ctl[i].stopped, 0, 0);
-		pthread_create(&ctl[i].thread, NULL, vcpu_thread, &ctl[i]);
-	}
+	for (i = 0; i < 2; i++)
+		vcpu_thread_start(&ctl[i], vcpus[i]);
 	/* both to their first ucall */
 	run_to_exit(&ctl[RECEIVER]);
 	run_to_exit(&ctl[SENDER]);
@@ -388,11 +347,8 @@ static void destroy_vm(void)
 {
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		ctl[i].quit = true;
-		sem_post(&ctl[i].go);
-		pthread_join(ctl[i].thread, NULL);
-	}
+	for (i = 0; i < 2; i++)
+		vcpu_thread_join(&ctl[i]);
 	kvm_vm_free(vm);
 }
 

@@ -35,20 +35,17 @@
  *
  * One vCPU runs at a time, on the main thread.  While one writes, the others
  * are parked in the host, so what the write sends stays pending in their
- * local APICs.  Then each vCPU in turn gets a fence interrupt from the host
- * (KVM_SIGNAL_MSI, not an ICR write) and runs with interrupts enabled until
- * it has handled it.  The fence has the lowest priority class in use and
- * NMIs outrank all interrupts, so by then it has handled everything that was
- * pending for it.  Nothing halts, and every guest wait is bounded.
+ * local APICs.  Then each vCPU in turn gets its fence (ipi_round.h) and runs
+ * with interrupts enabled until it has handled it.  Nothing halts, and every
+ * guest wait is bounded.
  */
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
-#include "guest_idle.h"
 #include "guest_hva.h"
-#include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "ipi_round.h"
 #include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 
@@ -56,9 +53,8 @@
 
 #define NR_VCPUS	3
 #define SENDER		0	/* the vCPU whose ICR is written */
-#define FENCE_VECTOR	0x20	/* lowest priority class in use */
 #define TEST_VECTOR	0xb0
-#define FIRST_IRQ	0x20	/* interrupts below are exceptions: never counted */
+#define FIRST_IRQ	0x20	/* below are exceptions: no handler, never counted */
 #define FENCE_SPINS	(10000000 * test_time_scale())
 #define APIC_ESR	0x280
 #define ICR_MSR		(APIC_BASE_MSR + (APIC_ICR >> 4))
@@ -71,60 +67,18 @@ enum { OP_SEND, OP_DRAIN };
 
 /* Host -> guest, written while every vCPU is parked. */
 static uint32_t guest_op[NR_VCPUS];
-static uint32_t fences_sent[NR_VCPUS];
 static uint32_t fence_spins;	/* FENCE_SPINS, set by the host */
 static uint64_t icr_to_write;
-static uint8_t index_of_id[32];
-
-/* Guest -> host. */
-struct guest_obs {
-	uint32_t irqs[256];	/* interrupts handled, per vector */
-	uint32_t nmis;
-	uint32_t fault;		/* vector raised by the last ICR write, or 0 */
-	uint64_t readback;	/* the ICR right after it */
-	uint32_t esr;		/* the errors it logged */
-};
-
-static struct guest_obs obs[NR_VCPUS];
-
-static uint32_t self_index(void)
-{
-	return index_of_id[x2apic_read_reg(APIC_ID) & 31];
-}
-
-static void guest_isr(struct ex_regs *regs)
-{
-	uint32_t me = self_index();
-
-	WRITE_ONCE(obs[me].irqs[regs->vector], obs[me].irqs[regs->vector] + 1);
-	x2apic_write_reg(APIC_EOI, 0);
-}
-
-static void guest_nmi(struct ex_regs *regs)
-{
-	uint32_t me = self_index();
-
-	WRITE_ONCE(obs[me].nmis, obs[me].nmis + 1);
-}
+/* Guest -> host: the errors the last write logged in the ESR. */
+static uint32_t esr[NR_VCPUS];
 
 static void guest_send(uint32_t me)
 {
 	/* An ESR write latches the errors logged since the previous one. */
 	x2apic_write_reg(APIC_ESR, 0);
-	obs[me].fault = x2apic_write_reg_safe(APIC_ICR, READ_ONCE(icr_to_write));
-	obs[me].readback = x2apic_read_reg(APIC_ICR);
+	guest_ipi_write(READ_ONCE(icr_to_write));
 	x2apic_write_reg(APIC_ESR, 0);
-	obs[me].esr = x2apic_read_reg(APIC_ESR);
-}
-
-/* Handle what is pending, up to the host's latest fence. */
-static void guest_drain(uint32_t me)
-{
-	uint32_t want = READ_ONCE(fences_sent[me]);
-	uint32_t spins = 0;
-
-	while (READ_ONCE(obs[me].irqs[FENCE_VECTOR]) < want && ++spins < fence_spins)
-		guest_irq_window();
+	esr[me] = x2apic_read_reg(APIC_ESR);
 }
 
 static void guest_main(uint32_t me)
@@ -135,7 +89,7 @@ static void guest_main(uint32_t me)
 		if (READ_ONCE(guest_op[me]) == OP_SEND)
 			guest_send(me);
 		else
-			guest_drain(me);
+			guest_ipi_drain(READ_ONCE(fence_spins));
 	}
 }
 
@@ -417,8 +371,8 @@ static struct outcome outcomes[NR_RUNS][MAX_VALUES][NR_WAYS];
 
 static struct kvm_vm *vm;
 static struct kvm_vcpu *vcpus[NR_VCPUS];
-static struct guest_obs *host_obs;
-static uint32_t *host_op, *host_fences;
+static struct ipi_round round;
+static uint32_t *host_op, *host_esr;
 static uint64_t *host_icr;
 static struct ipi_platform platform;
 static bool have_stat, have_switch;
@@ -482,48 +436,31 @@ static void collect_stuck(int i, struct outcome *o)
 /* Every vCPU handles what the write left pending; count what each handled. */
 static void drain_all(uint64_t icr, struct outcome *o)
 {
-	struct icr d = icr_decode(icr);
-	bool nmi = d.mode == ICR_DM_NMI;
-	struct guest_obs before[NR_VCPUS];
-	int i, v;
+	struct ipi_tally before[NR_VCPUS];
+	int i;
 
-	memcpy(before, host_obs, sizeof(before));
+	memcpy(before, round.tally, sizeof(before));
 	for (i = 0; i < NR_VCPUS; i++) {
-		if (d.mode == ICR_DM_INIT)
+		const struct ipi_tally *t = &round.tally[i];
+
+		if (icr_decode(icr).mode == ICR_DM_INIT)
 			assert_not_reset(i, icr);
-		host_msi_send(vm, apic_ids[i], FENCE_VECTOR);
-		host_fences[i]++;
+		ipi_round_fence_due(&round, i);
+		ipi_round_fence(&round, i);
 		host_op[i] = OP_DRAIN;
 		run_to_sync(i);
-		TEST_ASSERT(host_obs[i].irqs[FENCE_VECTOR] == host_fences[i],
+		TEST_ASSERT(t->irqs[IPI_FENCE_VECTOR] == round.fences_due[i],
 			    "vCPU 0x%x handled %u fences of %u (ICR 0x%lx)", apic_ids[i],
-			    host_obs[i].irqs[FENCE_VECTOR], host_fences[i], icr);
+			    t->irqs[IPI_FENCE_VECTOR], round.fences_due[i], icr);
 	}
-
-	for (i = 0; i < NR_VCPUS; i++) {
-		uint32_t nmis = host_obs[i].nmis - before[i].nmis;
-
-		for (v = FIRST_IRQ; v < 256; v++) {
-			uint32_t n = host_obs[i].irqs[v] - before[i].irqs[v];
-
-			if (v == FENCE_VECTOR)
-				continue;
-			if (!nmi && v == d.vector)
-				o->got[i] += n;
-			else
-				o->stray += n;
-		}
-		if (nmi)
-			o->got[i] += nmis;
-		else
-			o->stray += nmis;
+	ipi_round_collect(&round, icr, before, o->got, &o->stray);
+	for (i = 0; i < NR_VCPUS; i++)
 		collect_stuck(i, o);
-	}
 }
 
 static uint64_t hits_now(void)
 {
-	return have_stat ? vcpu_get_stat(vcpus[SENDER], x2apic_icr_fastpath_writes) : 0;
+	return ipi_fastpath_hits(vcpus[SENDER], have_stat);
 }
 
 static void write_by_guest(uint64_t icr, struct outcome *o)
@@ -534,9 +471,9 @@ static void write_by_guest(uint64_t icr, struct outcome *o)
 	host_op[SENDER] = OP_SEND;
 	run_to_sync(SENDER);
 	o->hits = hits_now() - start;
-	o->result = host_obs[SENDER].fault;
-	o->readback = host_obs[SENDER].readback;
-	o->esr = host_obs[SENDER].esr;
+	o->result = round.tally[SENDER].fault;
+	o->readback = round.tally[SENDER].readback;
+	o->esr = host_esr[SENDER];
 }
 
 static void write_by_set_msrs(uint64_t icr, struct outcome *o)
@@ -579,16 +516,6 @@ static void write_one(enum way way, uint64_t icr, struct outcome *o)
 
 /* ---- the checks */
 
-static bool received_nothing(const struct outcome *o)
-{
-	int i;
-
-	for (i = 0; i < NR_VCPUS; i++)
-		if (o->got[i] || o->stuck[i])
-			return false;
-	return !o->stray;
-}
-
 static void format_got(const struct outcome *o, char *buf, size_t size)
 {
 	int i, n;
@@ -605,56 +532,29 @@ static void format_got(const struct outcome *o, char *buf, size_t size)
 				      apic_ids[i], o->stuck[i]);
 }
 
-/* The x2APIC IDs of the vCPUs in @targets (bit i: vCPU i). */
-static void format_targets(uint64_t targets, char *buf, size_t size)
-{
-	int i, n;
-
-	n = snprintf(buf, size, "{");
-	for (i = 0; i < NR_VCPUS; i++)
-		if (targets & (1ULL << i))
-			n += snprintf(buf + n, size - n, "%s0x%x", n > 1 ? "," : "",
-				      apic_ids[i]);
-	snprintf(buf + n, size - n, "}");
-}
-
-/* Each vCPU in @targets handled the IPI once, nobody else anything. */
-static bool received_each(const struct outcome *o, uint64_t targets)
+/* Nothing left in an IRR, and nothing handled but the IPI itself. */
+static bool clean(const struct outcome *o)
 {
 	int i;
 
 	for (i = 0; i < NR_VCPUS; i++)
-		if (o->got[i] != !!(targets & (1ULL << i)) || o->stuck[i])
+		if (o->stuck[i])
 			return false;
 	return !o->stray;
-}
-
-static bool received_one_of(const struct outcome *o, uint64_t targets)
-{
-	uint32_t total = 0;
-	int i;
-
-	for (i = 0; i < NR_VCPUS; i++) {
-		if ((o->got[i] && !(targets & (1ULL << i))) || o->stuck[i])
-			return false;
-		total += o->got[i];
-	}
-	return total == 1 && !o->stray;
 }
 
 /* Who handled what, as the oracle says; an undefined outcome passes. */
 static bool received_as(const struct ipi_expectation *e, const struct outcome *o)
 {
-	switch (e->fate) {
-	case IPI_FATE_GP:
-		return received_nothing(o);
-	case IPI_FATE_EACH:
-		return received_each(o, e->targets);
-	case IPI_FATE_ONE_OF:
-		return received_one_of(o, e->targets);
-	default:
-		return true;
-	}
+	return e->fate == IPI_FATE_UNDEFINED ||
+	       (ipi_received_as(e, o->got, NR_VCPUS) && clean(o));
+}
+
+static bool received_nothing(const struct outcome *o)
+{
+	static const struct ipi_expectation nobody = { .fate = IPI_FATE_EACH };
+
+	return received_as(&nobody, o);
 }
 
 /* KVM's known deviations from the SDM, by value (the header comment). */
@@ -740,7 +640,7 @@ static void check_received(uint64_t icr, const struct ipi_expectation *e,
 		return;
 	}
 	format_got(o, got, sizeof(got));
-	format_targets(e->targets, want, sizeof(want));
+	ipi_format_vcpus(e->targets, apic_ids, NR_VCPUS, want, sizeof(want));
 	if (e->targets)
 		add_why(why, size, "handled %s, want %s %s", got,
 			ipi_fate_name(e->fate), want);
@@ -761,7 +661,7 @@ static void check_guest(uint64_t icr, const struct outcome *o, char *why, size_t
 	if (o->readback != (gp ? o->before : icr))
 		add_why(why, size, "ICR 0x%lx, 0x%lx before", o->readback, o->before);
 	check_received(icr, &e, o, why, size, deviated);
-	if (!ipi_path_unprovable(&platform, have_stat, want_hits) && o->hits != (uint64_t)want_hits)
+	if (!ipi_path_unprovable(&platform, have_stat) && o->hits != (uint64_t)want_hits)
 		add_why(why, size, "fastpath +%lu, want +%d", o->hits, want_hits);
 }
 
@@ -789,7 +689,7 @@ static void check_set_msrs(uint64_t icr, const struct outcome *o,
 	    (memcmp(o->got, g->got, sizeof(o->got)) || o->stray != g->stray ||
 	     memcmp(o->stuck, g->stuck, sizeof(o->stuck))))
 		add_why(why, size, "handled %s, after the guest's write %s", got, guest_got);
-	if (!ipi_path_unprovable(&platform, have_stat, 0) && o->hits)
+	if (!ipi_path_unprovable(&platform, have_stat) && o->hits)
 		add_why(why, size, "fastpath +%lu, want +0", o->hits);
 }
 
@@ -806,7 +706,7 @@ static void check_set_lapic(uint64_t icr, const struct outcome *o, char *why, si
 			o->lapic_icr, o->readback);
 	if (!received_nothing(o))
 		add_why(why, size, "it sent %s", got);
-	if (!ipi_path_unprovable(&platform, have_stat, 0) && o->hits)
+	if (!ipi_path_unprovable(&platform, have_stat) && o->hits)
 		add_why(why, size, "fastpath +%lu, want +0", o->hits);
 }
 
@@ -941,21 +841,20 @@ static void create_vm(void)
 {
 	int i;
 
+	uint8_t vectors[256 - FIRST_IRQ];
+
 	vm = vm_create(NR_VCPUS);
 	for (i = 0; i < NR_VCPUS; i++) {
 		vcpus[i] = vm_vcpu_add(vm, apic_ids[i], guest_main);
 		vcpu_args_set(vcpus[i], 1, i);
-		index_of_id[apic_ids[i]] = i;
 	}
+	for (i = 0; i < ARRAY_SIZE(vectors); i++)
+		vectors[i] = FIRST_IRQ + i;
+	ipi_round_init(&round, vm, apic_ids, NR_VCPUS, vectors, ARRAY_SIZE(vectors));
 	fence_spins = FENCE_SPINS;
-	sync_global_to_guest(vm, index_of_id);
 	sync_global_to_guest(vm, fence_spins);
-	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi);
-	for (i = FIRST_IRQ; i < 256; i++)
-		vm_install_exception_handler(vm, i, guest_isr);
-	host_obs = guest_hva(vm, obs, sizeof(obs));
 	host_op = guest_hva(vm, guest_op, sizeof(guest_op));
-	host_fences = guest_hva(vm, fences_sent, sizeof(fences_sent));
+	host_esr = guest_hva(vm, esr, sizeof(esr));
 	host_icr = guest_hva(vm, &icr_to_write, sizeof(icr_to_write));
 
 	/* Before the vCPU runs: its stats fd cannot be had while it does. */
@@ -978,7 +877,7 @@ static void run_table(int run)
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	ksft_print_msg("%splatform: %s\n", run_labels[run], desc);
 	/* The outcome points compare each write's path too, where they can. */
-	why = ipi_path_unprovable(&platform, have_stat, 0);
+	why = ipi_path_unprovable(&platform, have_stat);
 	if (why)
 		ksft_print_msg("%spaths not compared: %s\n", run_labels[run], why);
 

@@ -19,7 +19,6 @@
  *
  * usage: x2apic_ipi_bench [-n samples] [-r]   (-r: print every sample)
  */
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -30,6 +29,8 @@
 #include "apic.h"
 #include "guest_idle.h"
 #include "ipi_platform.h"
+#include "vcpu_run_within.h"
+#include "vcpu_thread.h"
 
 #define PING_VECTOR	0xc0
 #define PONG_VECTOR	0xc1
@@ -37,6 +38,7 @@
 #define RECEIVER_ID	1
 #define MAX_SAMPLES	4096
 #define WARMUP		16
+#define RECEIVER_EXIT_SECONDS	(10 * test_time_scale())	/* after the sender */
 
 enum { RX_HALT, RX_POLL, RX_EXIT };
 static const char * const rx_names[] = { "halted", "polling" };
@@ -227,26 +229,10 @@ static struct stats stats_of(uint64_t *v, uint32_t n)
 	return s;
 }
 
-static void *receiver_thread(void *arg)
-{
-	struct kvm_vcpu *vcpu = arg;
-	struct ucall uc;
-
-	vcpu_run(vcpu);
-	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
-		REPORT_GUEST_ASSERT(uc);
-	TEST_ASSERT_EQ(uc.cmd, UCALL_DONE);
-	return NULL;
-}
-
 static void sender_run(struct kvm_vcpu *vcpu, uint64_t want)
 {
-	struct ucall uc;
-
 	vcpu_run(vcpu);
-	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
-		REPORT_GUEST_ASSERT(uc);
-	TEST_ASSERT_EQ(uc.cmd, want);
+	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpu, NULL), want);
 }
 
 /* The ping of @bc to the receiver, and its pong back to the sender. */
@@ -293,7 +279,7 @@ static void bench_vm(bool xapic_mode)
 	struct kvm_vcpu *sender, *receiver;
 	struct sample *guest_samples;
 	uint64_t *v = calloc(n_samples, sizeof(*v));
-	pthread_t thread;
+	struct vcpu_thread receiver_thread;
 	struct kvm_vm *vm;
 	int c, rx, m, i;
 
@@ -312,7 +298,8 @@ static void bench_vm(bool xapic_mode)
 	sync_global_to_guest(vm, rx_mode);
 	guest_samples = addr_gva2hva(vm, (gva_t)samples);
 
-	pthread_create(&thread, NULL, receiver_thread, receiver);
+	vcpu_thread_start(&receiver_thread, receiver);
+	vcpu_thread_resume(&receiver_thread);
 	sender_run(sender, UCALL_SYNC);
 	wait_receiver_ready(vm);
 
@@ -359,7 +346,9 @@ static void bench_vm(bool xapic_mode)
 
 	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&rx_mode), RX_EXIT);
 	sender_run(sender, UCALL_DONE);
-	pthread_join(thread, NULL);
+	TEST_ASSERT(vcpu_thread_stopped_within(&receiver_thread, RECEIVER_EXIT_SECONDS) &&
+		    receiver_thread.ucall == UCALL_DONE, "the receiver did not finish");
+	vcpu_thread_join(&receiver_thread);
 	kvm_vm_free(vm);
 	free(v);
 }

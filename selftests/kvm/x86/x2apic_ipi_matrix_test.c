@@ -25,29 +25,21 @@
  * slow path, and every vCPU must see exactly what it saw with the fastpath on.
  *
  * A round: all vCPUs are parked at a GUEST_SYNC; the host names one sender
- * and one ICR value; the other vCPUs idle in HLT (guest_idle.h) until a fence
- * interrupt the host injects with KVM_SIGNAL_MSI after the write.  The fence
- * vector has the lowest priority class of all vectors used, and NMIs outrank
- * every interrupt, so once a vCPU has handled its fence it has handled every
- * IPI of the round that was pending for it.  All waits are bounded.
+ * and one ICR value; the others idle in HLT until the fence the host sends
+ * each after the write (ipi_round.h).  All waits are bounded.
  */
-#include <pthread.h>
-#include <semaphore.h>
-#include <time.h>
-
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
 #include "guest_hva.h"
-#include "guest_idle.h"
-#include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
+#include "ipi_round.h"
 #include "vcpu_run_within.h"
 #include "vcpu_stats.h"
+#include "vcpu_thread.h"
 
 #define NR_VCPUS	4
-#define FENCE_VECTOR	0x20	/* lowest priority class in use */
 #define TEST_VECTOR	0xb0
 #define LOW_VECTOR	0x0f	/* illegal for fixed IPIs */
 #define MISSING_ID	5	/* an x2APIC ID no vCPU has */
@@ -71,82 +63,10 @@ enum { OP_IDLE, OP_SEND, OP_TO_XAPIC, OP_EXIT };
 /* Host -> guest, written only while every vCPU is parked. */
 struct guest_cmd {
 	uint32_t op;
-	uint32_t fences;	/* idle until this many fences were handled */
 	uint64_t icr;
 };
 
-/* Guest -> host. */
-struct guest_obs {
-	uint32_t irqs[256];	/* interrupts handled, per vector */
-	uint32_t nmis;
-	uint32_t in_shadow;	/* interrupts and NMIs taken inside STI's shadow */
-	uint32_t fault;		/* vector raised by the last ICR write, or 0 */
-	uint64_t readback;	/* the ICR read right after that write */
-};
-
 static struct guest_cmd cmd[NR_VCPUS];
-static struct guest_obs obs[NR_VCPUS];
-static uint8_t index_of_id[32];
-static bool in_xapic;		/* set by the host once every vCPU switched */
-
-static uint32_t self_index(void)
-{
-	if (READ_ONCE(in_xapic))
-		return index_of_id[(xapic_read_reg(APIC_ID) >> 24) & 31];
-	return index_of_id[x2apic_read_reg(APIC_ID) & 31];
-}
-
-static void apic_eoi(void)
-{
-	if (READ_ONCE(in_xapic))
-		xapic_write_reg(APIC_EOI, 0);
-	else
-		x2apic_write_reg(APIC_EOI, 0);
-}
-
-static void guest_isr(struct ex_regs *regs)
-{
-	uint32_t me = self_index();
-
-	WRITE_ONCE(obs[me].irqs[regs->vector], obs[me].irqs[regs->vector] + 1);
-	apic_eoi();
-	if (guest_idle_step_over_hlt(regs))
-		WRITE_ONCE(obs[me].in_shadow, obs[me].in_shadow + 1);
-}
-
-static void guest_nmi(struct ex_regs *regs)
-{
-	uint32_t me = self_index();
-
-	WRITE_ONCE(obs[me].nmis, obs[me].nmis + 1);
-	if (guest_idle_step_over_hlt(regs))
-		WRITE_ONCE(obs[me].in_shadow, obs[me].in_shadow + 1);
-}
-
-static void idle_until_fence(uint32_t me)
-{
-	uint32_t want = READ_ONCE(cmd[me].fences);
-
-	asm volatile("cli");
-	while (READ_ONCE(obs[me].irqs[FENCE_VECTOR]) < want)
-		guest_idle_once();
-}
-
-/* ICR2 first: writing the low half sends. */
-static void xapic_send(uint32_t me, uint64_t icr)
-{
-	xapic_write_reg(APIC_ICR2, icr >> 32);
-	xapic_write_reg(APIC_ICR, (uint32_t)icr);
-	obs[me].fault = 0;
-	obs[me].readback = (uint64_t)xapic_read_reg(APIC_ICR2) << 32 |
-			   xapic_read_reg(APIC_ICR);
-}
-
-static void x2apic_send(uint32_t me, uint64_t icr)
-{
-	obs[me].fault = x2apic_write_reg_safe(APIC_ICR, icr);
-	obs[me].readback = x2apic_read_reg(APIC_ICR);
-}
 
 static void guest_main(uint32_t me)
 {
@@ -157,12 +77,9 @@ static void guest_main(uint32_t me)
 
 		switch (READ_ONCE(cmd[me].op)) {
 		case OP_SEND:
-			if (READ_ONCE(in_xapic))
-				xapic_send(me, cmd[me].icr);
-			else
-				x2apic_send(me, cmd[me].icr);
+			guest_ipi_write(READ_ONCE(cmd[me].icr));
 			GUEST_SYNC(SYNC_SENT);
-			idle_until_fence(me);
+			guest_ipi_idle_until_fenced();
 			break;
 		case OP_TO_XAPIC:
 			xapic_enable();
@@ -170,7 +87,7 @@ static void guest_main(uint32_t me)
 			xapic_write_reg(XAPIC_LDR, (uint32_t)flat_ldr[me] << 24);
 			break;
 		case OP_IDLE:
-			idle_until_fence(me);
+			guest_ipi_idle_until_fenced();
 			break;
 		default:
 			GUEST_DONE();
@@ -182,76 +99,41 @@ static void guest_main(uint32_t me)
 
 struct vcpu_ctl {
 	struct kvm_vcpu *vcpu;
-	pthread_t thread;
-	sem_t go, stopped;
-	uint64_t sync;		/* argument of the last GUEST_SYNC */
-	bool done;
+	struct vcpu_thread t;
 	struct kvm_regs first_regs;	/* to restart it after INIT / SIPI */
 	struct kvm_sregs first_sregs;
-	uint32_t fences;	/* fences sent to it so far */
 	uint64_t icr;		/* its ICR as last written without fault */
 };
 
 static struct kvm_vm *vm;
 static struct vcpu_ctl ctl[NR_VCPUS];
 static struct guest_cmd *host_cmd;
-static struct guest_obs *host_obs;
+static struct ipi_round round;
 static struct ipi_platform platform;
 static bool have_stat;
 
-static void *vcpu_thread(void *arg)
-{
-	struct vcpu_ctl *c = arg;
-	struct ucall uc;
-
-	while (!c->done) {
-		sem_wait(&c->go);
-		vcpu_run(c->vcpu);
-		if (vcpu_sync_or_done(c->vcpu, &uc) == UCALL_DONE)
-			c->done = true;
-		else
-			c->sync = uc.args[1];
-		sem_post(&c->stopped);
-	}
-	return NULL;
-}
-
 static void resume(int i)
 {
-	sem_post(&ctl[i].go);
+	vcpu_thread_resume(&ctl[i].t);
 }
 
 /* Wait, bounded, until vCPU @i is back in the host. */
 static void wait_stop(int i, const char *what)
 {
-	struct timespec deadline;
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += WAIT_SECONDS;
-	TEST_ASSERT(!sem_timedwait(&ctl[i].stopped, &deadline),
+	TEST_ASSERT(vcpu_thread_stopped_within(&ctl[i].t, WAIT_SECONDS),
 		    "vCPU %u did not stop within %u s (%s); op %u, fences handled %u of %u",
 		    apic_ids[i], WAIT_SECONDS, what, host_cmd[i].op,
-		    host_obs[i].irqs[FENCE_VECTOR], host_cmd[i].fences);
-}
-
-static void check_sync(int i, uint64_t want, const char *what)
-{
-	TEST_ASSERT(!ctl[i].done && ctl[i].sync == want,
-		    "vCPU %u stopped at sync %lu, want %lu (%s)",
-		    apic_ids[i], ctl[i].sync, want, what);
+		    round.tally[i].irqs[IPI_FENCE_VECTOR], round.fences_due[i]);
+	TEST_ASSERT(!ctl[i].t.run_errno, "vCPU %u: KVM_RUN: %s", apic_ids[i],
+		    strerror(ctl[i].t.run_errno));
 }
 
 static void wait_sync(int i, uint64_t want, const char *what)
 {
 	wait_stop(i, what);
-	check_sync(i, want, what);
-}
-
-/* An interrupt from the host, not an IPI: it never touches the ICR. */
-static void send_fence(int i)
-{
-	host_msi_send(vm, apic_ids[i], FENCE_VECTOR);
-	ctl[i].fences++;
+	TEST_ASSERT(ctl[i].t.ucall == UCALL_SYNC && ctl[i].t.uc.args[1] == want,
+		    "vCPU %u stopped at sync %lu, want %lu (%s)",
+		    apic_ids[i], ctl[i].t.uc.args[1], want, what);
 }
 
 /*
@@ -346,69 +228,43 @@ static void init_groups(void)
 	snprintf(groups[GROUP_LOW_VEC].name, sizeof(groups[0].name), "vector below 16");
 }
 
-static void format_set(uint64_t set, char *buf, size_t size)
-{
-	int i, n = 0;
-
-	n += snprintf(buf + n, size - n, "{");
-	for (i = 0; i < NR_VCPUS; i++)
-		if (set & (1ULL << i))
-			n += snprintf(buf + n, size - n, "%s0x%x",
-				      n > 1 ? "," : "", apic_ids[i]);
-	snprintf(buf + n, size - n, "}");
-}
-
 /*
  * Check one round's observations; returns the set of vCPUs that received
  * the IPI and sets *outcome_ok.
  */
 static uint64_t check_outcome(uint64_t icr, int s, const struct ipi_expectation *e,
-			      const struct guest_obs *before, bool *outcome_ok,
+			      const struct ipi_tally *before, bool *outcome_ok,
 			      char *why, size_t size)
 {
-	struct icr d = icr_decode(icr);
-	bool nmi = d.mode == ICR_DM_NMI;
+	uint32_t got[NR_VCPUS], other;
 	uint64_t got_set = 0;
-	unsigned int got[NR_VCPUS], other = 0, v;
-	int i, received = 0;
+	int i;
 
-	for (i = 0; i < NR_VCPUS; i++) {
-		const struct guest_obs *now = &host_obs[i];
-
-		got[i] = nmi ? now->nmis - before[i].nmis :
-			 now->irqs[d.vector] - before[i].irqs[d.vector];
+	ipi_round_collect(&round, icr, before, got, &other);
+	for (i = 0; i < NR_VCPUS; i++)
 		if (got[i])
 			got_set |= 1ULL << i;
-		received += got[i];
-		/* Anything else handled, but for the fence and illegal vectors. */
-		for (v = 16; v < 256; v++)
-			if (v != FENCE_VECTOR &&
-			    (nmi || v != d.vector))
-				other += now->irqs[v] - before[i].irqs[v];
-		if (!nmi)
-			other += now->nmis - before[i].nmis;
-	}
 
 	*outcome_ok = true;
 	why[0] = 0;
 	switch (e->fate) {
 	case IPI_FATE_GP:
-		if (host_obs[s].fault != GP_VECTOR) {
-			snprintf(why, size, "fault 0x%x, want #GP", host_obs[s].fault);
+		if (round.tally[s].fault != GP_VECTOR) {
+			snprintf(why, size, "fault 0x%x, want #GP", round.tally[s].fault);
 			*outcome_ok = false;
-		} else if (host_obs[s].readback != ctl[s].icr) {
+		} else if (round.tally[s].readback != ctl[s].icr) {
 			snprintf(why, size, "faulting write changed the ICR to 0x%lx",
-				 host_obs[s].readback);
+				 round.tally[s].readback);
 			*outcome_ok = false;
 		}
 		break;
 	case IPI_FATE_EACH:
 	case IPI_FATE_ONE_OF:
-		if (host_obs[s].fault) {
-			snprintf(why, size, "fault 0x%x, want none", host_obs[s].fault);
+		if (round.tally[s].fault) {
+			snprintf(why, size, "fault 0x%x, want none", round.tally[s].fault);
 			*outcome_ok = false;
-		} else if ((host_obs[s].readback & ~ICR_DELIVERY_STATUS) != icr) {
-			snprintf(why, size, "ICR reads back 0x%lx", host_obs[s].readback);
+		} else if ((round.tally[s].readback & ~ICR_DELIVERY_STATUS) != icr) {
+			snprintf(why, size, "ICR reads back 0x%lx", round.tally[s].readback);
 			*outcome_ok = false;
 		}
 		break;
@@ -418,17 +274,11 @@ static uint64_t check_outcome(uint64_t icr, int s, const struct ipi_expectation 
 	if (!*outcome_ok)
 		return got_set;
 
-	for (i = 0; i < NR_VCPUS; i++) {
-		if (got[i] > 1) {
+	for (i = 0; i < NR_VCPUS; i++)
+		if (got[i] > 1)
 			snprintf(why, size, "vCPU 0x%x handled it %u times",
 				 apic_ids[i], got[i]);
-			*outcome_ok = false;
-		}
-	}
-	if (e->fate == IPI_FATE_ONE_OF)
-		*outcome_ok &= received == 1 && (got_set & ~e->targets) == 0;
-	else
-		*outcome_ok &= got_set == (e->fate == IPI_FATE_GP ? 0 : e->targets);
+	*outcome_ok = ipi_received_as(e, got, NR_VCPUS);
 	if (other) {
 		snprintf(why, size, "%u other interrupts", other);
 		*outcome_ok = false;
@@ -445,8 +295,8 @@ static void record_outcome(int s, uint64_t icr, uint64_t got_set,
 	o->icr = icr;
 	o->sender = s;
 	o->got_set = got_set;
-	o->fault = host_obs[s].fault;
-	o->readback = host_obs[s].readback;
+	o->fault = round.tally[s].fault;
+	o->readback = round.tally[s].readback;
 	o->defined = e->fate != IPI_FATE_UNDEFINED;
 }
 
@@ -463,7 +313,7 @@ static void finish_round(unsigned int group, int s, uint64_t icr,
 	g->fast += !!hits;
 	total_rounds++;
 	total_hits += hits;
-	if (!ipi_path_unprovable(&platform, have_stat, want_hits)) {
+	if (!ipi_path_unprovable(&platform, have_stat)) {
 		g->path_checked++;
 		path_ok = hits == (uint64_t)want_hits;
 	}
@@ -472,7 +322,7 @@ static void finish_round(unsigned int group, int s, uint64_t icr,
 	record_outcome(s, icr, got_set, e);
 	if (!hits && got_set)
 		slow_deliveries++;
-	if (!host_obs[s].fault)
+	if (!round.tally[s].fault)
 		ctl[s].icr = icr;
 
 	if (path_ok && outcome_ok)
@@ -481,8 +331,8 @@ static void finish_round(unsigned int group, int s, uint64_t icr,
 	g->outcome_failed += !outcome_ok;
 	icr_format(xapic_phase ? (uint32_t)icr | (icr >> XAPIC_DEST_SHIFT) << 32 : icr,
 		   text, sizeof(text));
-	format_set(got_set, got_s, sizeof(got_s));
-	format_set(e->targets, want_s, sizeof(want_s));
+	ipi_format_vcpus(got_set, apic_ids, NR_VCPUS, got_s, sizeof(got_s));
+	ipi_format_vcpus(e->targets, apic_ids, NR_VCPUS, want_s, sizeof(want_s));
 	ksft_print_msg("MISMATCH vCPU 0x%x -> %s%s: path %s (+%lu), want %s (+%d); "
 		       "recipients %s, want %s %s%s%s\n",
 		       apic_ids[s], xapic_phase ? "xapic " : "", text, hits ? "fast" : "slow", hits,
@@ -519,31 +369,29 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 		ipi_expect(icr, s, apic_ids, NR_VCPUS);
 	/* MMIO writes of the xAPIC ICR are never MSR exits. */
 	int want_hits = xapic_phase ? 0 : icr_expected_fastpath_hits(icr, &platform);
-	struct guest_obs before[NR_VCPUS];
+	struct ipi_tally before[NR_VCPUS];
 	struct ipi_expectation kvm;
 	uint64_t hits = 0, got_set;
 	bool outcome_ok, as_known;
 	char why[64], kvm_why[64];
 	int i;
 
-	memcpy(before, host_obs, sizeof(before));
+	memcpy(before, round.tally, sizeof(before));
 	for (i = 0; i < NR_VCPUS; i++) {
 		host_cmd[i].op = i == s ? OP_SEND : OP_IDLE;
 		host_cmd[i].icr = icr;
-		host_cmd[i].fences = ctl[i].fences + 1;
+		ipi_round_fence_due(&round, i);
 	}
 
-	if (have_stat)
-		hits = vcpu_get_stat(ctl[s].vcpu, x2apic_icr_fastpath_writes);
+	hits = ipi_fastpath_hits(ctl[s].vcpu, have_stat);
 	for (i = 0; i < NR_VCPUS; i++)
 		resume(i);
 	wait_sync(s, SYNC_SENT, "writing the ICR");
-	if (have_stat)
-		hits = vcpu_get_stat(ctl[s].vcpu, x2apic_icr_fastpath_writes) - hits;
+	hits = ipi_fastpath_hits(ctl[s].vcpu, have_stat) - hits;
 	resume(s);
 
 	for (i = 0; i < NR_VCPUS; i++)
-		send_fence(i);
+		ipi_round_fence(&round, i);
 	for (i = 0; i < NR_VCPUS; i++)
 		wait_parked(i);
 
@@ -690,14 +538,12 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 	}
 	host_cmd[s].op = OP_SEND;
 	host_cmd[s].icr = icr;
-	host_cmd[s].fences = ctl[s].fences + 1;
+	ipi_round_fence_due(&round, s);
 
-	if (have_stat)
-		hits = vcpu_get_stat(ctl[s].vcpu, x2apic_icr_fastpath_writes);
+	hits = ipi_fastpath_hits(ctl[s].vcpu, have_stat);
 	resume(s);
 	wait_sync(s, SYNC_SENT, "writing the ICR");
-	if (have_stat)
-		hits = vcpu_get_stat(ctl[s].vcpu, x2apic_icr_fastpath_writes) - hits;
+	hits = ipi_fastpath_hits(ctl[s].vcpu, have_stat) - hits;
 
 	for (i = 0; i < NR_VCPUS; i++) {
 		if (i == s)
@@ -710,13 +556,13 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 			restart(i);
 	}
 	resume(s);
-	send_fence(s);
+	ipi_round_fence(&round, s);
 	wait_parked(s);
 
-	outcome_ok = e.fate == IPI_FATE_EACH && !host_obs[s].fault &&
-		     host_obs[s].readback == icr && got_set == e.targets;
+	outcome_ok = e.fate == IPI_FATE_EACH && !round.tally[s].fault &&
+		     round.tally[s].readback == icr && got_set == e.targets;
 	snprintf(why, sizeof(why), "fault 0x%x, ICR reads 0x%lx",
-		 host_obs[s].fault, host_obs[s].readback);
+		 round.tally[s].fault, round.tally[s].readback);
 	finish_round(group, s, icr, &e, want_hits, hits, got_set, outcome_ok,
 		     outcome_ok ? "" : why);
 }
@@ -762,7 +608,7 @@ static void switch_to_xapic(void)
 	}
 	for (i = 0; i < NR_VCPUS; i++)
 		wait_sync(i, SYNC_PARKED, "switching to xAPIC mode");
-	*(bool *)guest_hva(vm, &in_xapic, sizeof(in_xapic)) = true;
+	ipi_round_to_xapic(&round);
 	xapic_phase = true;
 }
 
@@ -774,7 +620,7 @@ static void report_groups(void)
 	for (i = 0; i < NR_GROUPS; i++) {
 		struct group *g = &groups[i];
 
-		why_skip = ipi_path_unprovable(&platform, have_stat, -1);
+		why_skip = ipi_path_unprovable(&platform, have_stat);
 		/* One line per group for tables and pictures (docs/matrix.md). */
 		ksft_print_msg("%spath summary: %s: %u of %u fast, %u disagree with %s%s\n",
 			       run_label, g->name, g->fast, g->tried, g->path_failed,
@@ -815,16 +661,17 @@ static void report_shadow(void)
 	int i;
 
 	for (i = 0; i < NR_VCPUS; i++) {
-		if (host_obs[i].in_shadow)
+		if (round.tally[i].in_shadow)
 			ksft_print_msg("%svCPU 0x%x took %u interrupts inside STI's shadow\n",
-				       run_label, apic_ids[i], host_obs[i].in_shadow);
-		n += host_obs[i].in_shadow;
+				       run_label, apic_ids[i], round.tally[i].in_shadow);
+		n += round.tally[i].in_shadow;
 	}
 	ksft_test_result(!n, "%snone taken inside STI's shadow\n", run_label);
 }
 
 static void run_matrix(void)
 {
+	static const uint8_t vectors[] = { TEST_VECTOR, LOW_VECTOR };
 	char desc[128];
 	int i;
 
@@ -843,16 +690,9 @@ static void run_matrix(void)
 		vcpu_args_set(ctl[i].vcpu, 1, i);
 		vcpu_regs_get(ctl[i].vcpu, &ctl[i].first_regs);
 		vcpu_sregs_get(ctl[i].vcpu, &ctl[i].first_sregs);
-		index_of_id[apic_ids[i]] = i;
 	}
-	sync_global_to_guest(vm, index_of_id);
-	vm_install_exception_handler(vm, NMI_VECTOR, guest_nmi);
-	vm_install_exception_handler(vm, FENCE_VECTOR, guest_isr);
-	vm_install_exception_handler(vm, TEST_VECTOR, guest_isr);
-	vm_install_exception_handler(vm, LOW_VECTOR, guest_isr);
-	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
+	ipi_round_init(&round, vm, apic_ids, NR_VCPUS, vectors, ARRAY_SIZE(vectors));
 	host_cmd = guest_hva(vm, cmd, sizeof(cmd));
-	host_obs = guest_hva(vm, obs, sizeof(obs));
 
 	/* Stats fds first: they cannot be had while a vCPU runs. */
 	have_stat = true;
@@ -863,9 +703,7 @@ static void run_matrix(void)
 		       have_stat ? ICR_FASTPATH_STAT : "absent");
 
 	for (i = 0; i < NR_VCPUS; i++) {
-		sem_init(&ctl[i].go, 0, 0);
-		sem_init(&ctl[i].stopped, 0, 0);
-		pthread_create(&ctl[i].thread, NULL, vcpu_thread, &ctl[i]);
+		vcpu_thread_start(&ctl[i].t, ctl[i].vcpu);
 		resume(i);
 	}
 	for (i = 0; i < NR_VCPUS; i++)
@@ -888,8 +726,8 @@ static void run_matrix(void)
 		host_cmd[i].op = OP_EXIT;
 		resume(i);
 		wait_stop(i, "exiting");
-		TEST_ASSERT(ctl[i].done, "vCPU %u did not finish", apic_ids[i]);
-		pthread_join(ctl[i].thread, NULL);
+		TEST_ASSERT(ctl[i].t.ucall == UCALL_DONE, "vCPU %u did not finish", apic_ids[i]);
+		vcpu_thread_join(&ctl[i].t);
 	}
 	kvm_vm_free(vm);
 }

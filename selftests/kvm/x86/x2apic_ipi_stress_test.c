@@ -253,12 +253,10 @@ static void announce(uint32_t me, uint64_t targets, bool nmi, uint64_t icr)
 /* A logical destination that includes vCPU @t and maybe others. */
 static uint32_t logical_dest(struct guest_random_state *rng, uint32_t t, bool xapic)
 {
-	uint32_t id = params.apic_ids[t];
-
 	if (xapic)
 		return params.flat_ldr[t] | (guest_random_u32(rng) & 0xff);
 	/* x2APIC: t's cluster, its bit and random others of 16. */
-	return (id >> 4) << 16 | 1U << (id & 0xf) | (guest_random_u32(rng) & 0xffff);
+	return x2apic_logical_id(params.apic_ids[t]) | (guest_random_u32(rng) & 0xffff);
 }
 
 static uint64_t pick_icr(struct guest_random_state *rng, uint32_t me, bool xapic,
@@ -782,8 +780,8 @@ static void take_snapshot(struct snapshot *s)
 
 	memcpy(s->counts, host_counts, sizeof(s->counts));
 	s->hits = 0;
-	for (i = 0; have_stat && i < nr_vcpus; i++)
-		s->hits += vcpu_get_stat(ctl[i].vcpu, x2apic_icr_fastpath_writes);
+	for (i = 0; i < nr_vcpus; i++)
+		s->hits += ipi_fastpath_hits(ctl[i].vcpu, have_stat);
 }
 
 static bool counts_match(int n, const char *what, unsigned int s, unsigned int t,
@@ -841,7 +839,7 @@ static void check_path(int n, const struct snapshot *before)
 			writes += now[i].kinds[k] - was[i].kinds[k];
 	}
 	hits = after.hits - before->hits;
-	unprovable = ipi_path_unprovable(&host_params->platform, have_stat, 0);
+	unprovable = ipi_path_unprovable(&host_params->platform, have_stat);
 	if (unprovable) {
 		ksft_test_result_skip("epoch %d: path (%s)\n", n, unprovable);
 		return;

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A vCPU on a thread of its own that runs it to its next exit on demand,
+ * and a deadline for the main thread's wait.  kvm_util runs a vCPU on the
+ * calling thread only; a test that keeps several vCPUs in the guest at
+ * once, or that must look at one while KVM halts it, needs a thread per
+ * vCPU and a bounded way to wait for it.
+ */
+#ifndef SELFTEST_KVM_VCPU_THREAD_H
+#define SELFTEST_KVM_VCPU_THREAD_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ucall_common.h"
+
+struct kvm_vcpu;
+
+struct vcpu_thread {
+	struct kvm_vcpu *vcpu;
+	pthread_t thread;
+	pid_t tid;		/* valid once it first ran */
+	sem_t go, stopped;
+	int run_errno;		/* of its last KVM_RUN: 0, or e.g. EINTR */
+	uint64_t ucall;		/* where it stopped: UCALL_SYNC or UCALL_DONE */
+	struct ucall uc;	/* with these arguments */
+	bool quit;
+};
+
+void vcpu_thread_start(struct vcpu_thread *t, struct kvm_vcpu *vcpu);
+
+/*
+ * Run the vCPU once more.  A guest assert or any exit but GUEST_SYNC and
+ * GUEST_DONE fails the test; a signal ends KVM_RUN with run_errno EINTR.
+ */
+void vcpu_thread_resume(struct vcpu_thread *t);
+
+/* Is it back from KVM_RUN within @seconds?  Never blocks for longer. */
+bool vcpu_thread_stopped_within(struct vcpu_thread *t, unsigned int seconds);
+
+/* End the thread, whose vCPU must be stopped. */
+void vcpu_thread_join(struct vcpu_thread *t);
+
+#endif /* SELFTEST_KVM_VCPU_THREAD_H */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Rounds of IPIs among the vCPUs of one VM.  Each vCPU counts what its
+ * handlers take, per vector, in a tally the host reads in place.  After an
+ * ICR write the host fences every vCPU with an interrupt of its own
+ * (KVM_SIGNAL_MSI) in the lowest priority class in use; NMIs outrank every
+ * interrupt, so a vCPU that handled its fence handled everything pending
+ * for it.  How vCPUs are run and parked is the test's.  kvm_util has
+ * nothing that counts interrupts per vCPU.
+ */
+#ifndef SELFTEST_KVM_IPI_ROUND_H
+#define SELFTEST_KVM_IPI_ROUND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "processor.h"
+
+#define IPI_FENCE_VECTOR	0x20	/* use no vector below it */
+#define IPI_ROUND_MAX_VCPUS	8
+
+struct ipi_tally {
+	uint32_t irqs[256];	/* interrupts handled, per vector */
+	uint32_t nmis;
+	uint32_t in_shadow;	/* interrupts and NMIs taken inside STI's shadow */
+	uint32_t fault;		/* vector raised by the last guest_ipi_write(), or 0 */
+	uint64_t readback;	/* the ICR read right after it */
+};
+
+/* Guest: this vCPU's index in the host's list of APIC IDs. */
+uint32_t guest_ipi_index(void);
+
+/* Guest: write the x2APIC ICR, or xAPIC ICR2 (@icr's bits 63:32) then ICR. */
+void guest_ipi_write(uint64_t icr);
+
+/* Guest, interrupts off: halt until every fence due was handled. */
+void guest_ipi_idle_until_fenced(void);
+
+/* Guest: the same without halting, for at most @windows interrupt windows. */
+void guest_ipi_drain(uint32_t windows);
+
+struct ipi_round {
+	struct kvm_vm *vm;
+	unsigned int nr_vcpus;
+	const uint32_t *ids;		/* APIC IDs below 256, vCPU i has ids[i] */
+	struct ipi_tally *tally;	/* the guest's, in place */
+	uint32_t *fences_due;
+	bool *xapic;
+};
+
+/* Tally NMIs and the interrupts of @vectors, and the fence's, in @vm. */
+void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const uint32_t *ids,
+		    unsigned int nr_vcpus, const uint8_t *vectors,
+		    unsigned int nr_vectors);
+
+/* Every vCPU has switched to xAPIC mode, its ID unchanged. */
+void ipi_round_to_xapic(struct ipi_round *r);
+
+/* One more fence is due at vCPU @i: say so before it runs to wait for it. */
+void ipi_round_fence_due(struct ipi_round *r, unsigned int i);
+
+void ipi_round_fence(struct ipi_round *r, unsigned int i);
+
+/*
+ * What each vCPU took of the IPI @icr sends since @before (@got), and how
+ * many other interrupts from vector 16 up, fences aside, and NMIs (unless
+ * @icr sends one) they all handled (@other).
+ */
+void ipi_round_collect(const struct ipi_round *r, uint64_t icr,
+		       const struct ipi_tally *before, uint32_t *got,
+		       uint32_t *other);
+
+#endif /* SELFTEST_KVM_IPI_ROUND_H */

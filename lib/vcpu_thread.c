@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A thread per vCPU; see vcpu_thread.h.
+ */
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kvm_util.h"
+#include "vcpu_run_within.h"
+#include "vcpu_thread.h"
+
+static void *vcpu_thread_main(void *arg)
+{
+	struct vcpu_thread *t = arg;
+
+	t->tid = gettid();
+	for (;;) {
+		while (sem_wait(&t->go))
+			;	/* EINTR: a signal meant for KVM_RUN came late */
+		if (t->quit)
+			return NULL;
+		t->run_errno = __vcpu_run(t->vcpu) ? errno : 0;
+		if (!t->run_errno) {
+			assert_on_unhandled_exception(t->vcpu);
+			t->ucall = vcpu_sync_or_done(t->vcpu, &t->uc);
+		}
+		sem_post(&t->stopped);
+	}
+}
+
+void vcpu_thread_start(struct vcpu_thread *t, struct kvm_vcpu *vcpu)
+{
+	t->vcpu = vcpu;
+	t->quit = false;
+	TEST_ASSERT(!sem_init(&t->go, 0, 0) && !sem_init(&t->stopped, 0, 0), "sem_init");
+	TEST_ASSERT(!pthread_create(&t->thread, NULL, vcpu_thread_main, t),
+		    "vCPU %u: pthread_create", vcpu->id);
+}
+
+void vcpu_thread_resume(struct vcpu_thread *t)
+{
+	sem_post(&t->go);
+}
+
+bool vcpu_thread_stopped_within(struct vcpu_thread *t, unsigned int seconds)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += seconds;
+	while (sem_timedwait(&t->stopped, &deadline))
+		if (errno != EINTR)
+			return false;
+	return true;
+}
+
+void vcpu_thread_join(struct vcpu_thread *t)
+{
+	t->quit = true;
+	sem_post(&t->go);
+	pthread_join(t->thread, NULL);
+	sem_destroy(&t->go);
+	sem_destroy(&t->stopped);
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Rounds of IPIs among several vCPUs; see ipi_round.h.
+ */
+#include "kvm_util.h"
+#include "apic.h"
+#include "guest_hva.h"
+#include "guest_idle.h"
+#include "host_msi.h"
+#include "ipi_oracle.h"
+#include "ipi_round.h"
+
+/* Guest data, one copy per VM; the host writes it only while vCPUs park. */
+static struct ipi_tally ipi_tally[IPI_ROUND_MAX_VCPUS];
+static uint32_t ipi_fences_due[IPI_ROUND_MAX_VCPUS];
+static uint8_t ipi_index_of_id[256];
+static bool ipi_xapic;
+
+uint32_t guest_ipi_index(void)
+{
+	if (READ_ONCE(ipi_xapic))
+		return ipi_index_of_id[xapic_read_reg(APIC_ID) >> 24];
+	return ipi_index_of_id[x2apic_read_reg(APIC_ID) & 0xff];
+}
+
+void guest_ipi_write(uint64_t icr)
+{
+	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
+
+	if (READ_ONCE(ipi_xapic)) {
+		/* ICR2 first: writing the low half sends. */
+		xapic_write_reg(APIC_ICR2, icr >> 32);
+		xapic_write_reg(APIC_ICR, (uint32_t)icr);
+		t->fault = 0;
+		t->readback = (uint64_t)xapic_read_reg(APIC_ICR2) << 32 |
+			      xapic_read_reg(APIC_ICR);
+	} else {
+		t->fault = x2apic_write_reg_safe(APIC_ICR, icr);
+		t->readback = x2apic_read_reg(APIC_ICR);
+	}
+}
+
+static void guest_ipi_isr(struct ex_regs *regs)
+{
+	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
+
+	WRITE_ONCE(t->irqs[regs->vector], t->irqs[regs->vector] + 1);
+	if (READ_ONCE(ipi_xapic))
+		xapic_write_reg(APIC_EOI, 0);
+	else
+		x2apic_write_reg(APIC_EOI, 0);
+	if (guest_idle_step_over_hlt(regs))
+		WRITE_ONCE(t->in_shadow, t->in_shadow + 1);
+}
+
+static void guest_ipi_nmi(struct ex_regs *regs)
+{
+	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
+
+	WRITE_ONCE(t->nmis, t->nmis + 1);
+	if (guest_idle_step_over_hlt(regs))
+		WRITE_ONCE(t->in_shadow, t->in_shadow + 1);
+}
+
+static bool guest_fenced(uint32_t me)
+{
+	return READ_ONCE(ipi_tally[me].irqs[IPI_FENCE_VECTOR]) >=
+	       READ_ONCE(ipi_fences_due[me]);
+}
+
+void guest_ipi_idle_until_fenced(void)
+{
+	uint32_t me = guest_ipi_index();
+
+	asm volatile("cli");
+	while (!guest_fenced(me))
+		guest_idle_once();
+}
+
+void guest_ipi_drain(uint32_t windows)
+{
+	uint32_t me = guest_ipi_index();
+
+	while (!guest_fenced(me) && windows--)
+		guest_irq_window();
+}
+
+void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const uint32_t *ids,
+		    unsigned int nr_vcpus, const uint8_t *vectors,
+		    unsigned int nr_vectors)
+{
+	unsigned int i;
+
+	TEST_ASSERT(nr_vcpus <= IPI_ROUND_MAX_VCPUS, "at most %d vCPUs", IPI_ROUND_MAX_VCPUS);
+	r->vm = vm;
+	r->nr_vcpus = nr_vcpus;
+	r->ids = ids;
+	r->tally = guest_hva(vm, ipi_tally, sizeof(ipi_tally));
+	r->fences_due = guest_hva(vm, ipi_fences_due, sizeof(ipi_fences_due));
+	r->xapic = guest_hva(vm, &ipi_xapic, sizeof(ipi_xapic));
+	for (i = 0; i < nr_vcpus; i++) {
+		TEST_ASSERT(ids[i] < 256, "APIC ID 0x%x above 0xff", ids[i]);
+		ipi_index_of_id[ids[i]] = i;
+	}
+	sync_global_to_guest(vm, ipi_index_of_id);
+	vm_install_exception_handler(vm, NMI_VECTOR, guest_ipi_nmi);
+	vm_install_exception_handler(vm, IPI_FENCE_VECTOR, guest_ipi_isr);
+	for (i = 0; i < nr_vectors; i++)
+		vm_install_exception_handler(vm, vectors[i], guest_ipi_isr);
+	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
+}
+
+void ipi_round_to_xapic(struct ipi_round *r)
+{
+	WRITE_ONCE(*r->xapic, true);
+}
+
+void ipi_round_fence_due(struct ipi_round *r, unsigned int i)
+{
+	r->fences_due[i]++;
+}
+
+void ipi_round_fence(struct ipi_round *r, unsigned int i)
+{
+	host_msi_send(r->vm, r->ids[i], IPI_FENCE_VECTOR);
+}
+
+void ipi_round_collect(const struct ipi_round *r, uint64_t icr,
+		       const struct ipi_tally *before, uint32_t *got,
+		       uint32_t *other)
+{
+	struct icr d = icr_decode(icr);
+	bool nmi = d.mode == ICR_DM_NMI;
+	unsigned int i, v;
+
+	*other = 0;
+	for (i = 0; i < r->nr_vcpus; i++) {
+		const struct ipi_tally *now = &r->tally[i], *was = &before[i];
+
+		got[i] = nmi ? now->nmis - was->nmis : now->irqs[d.vector] - was->irqs[d.vector];
+		for (v = 16; v < 256; v++)
+			if (v != IPI_FENCE_VECTOR && (nmi || v != d.vector))
+				*other += now->irqs[v] - was->irqs[v];
+		if (!nmi)
+			*other += now->nmis - was->nmis;
+	}
+}
