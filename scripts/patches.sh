@@ -136,11 +136,26 @@ insert_sorted() {
 	mv "$KVM/$KVM_MAKEFILE.new" "$KVM/$KVM_MAKEFILE"
 }
 
-entries() {	# entries VARIABLE DIR FILES...: "VARIABLE += DIR/FILE" each
-	local var=$1 dir=$2 f
+# add_entries VARIABLE DIR FILES...: "VARIABLE += DIR/FILE" for each, in
+# name order into the block of "VARIABLE += DIR/" lines: before the first
+# that sorts after it, or after the block's last line
+add_entries() {
+	local var=$1 dir=$2 f line
 	shift 2
+	grep -qE "^$var \+= " "$KVM/$KVM_MAKEFILE" || die "no '$var +=' in $KVM/$KVM_MAKEFILE"
 	for f in "$@"; do
-		echo "$var += $dir/${f##*/}"
+		line="$var += $dir/${f##*/}"
+		awk -v line="$line" -v group="^$var \\+= $dir/" '
+			{ text[NR] = $0 }
+			$0 ~ group { last = NR; if (!at && $0 > line) at = NR }
+			END {
+				if (!at) at = last + 1
+				for (i = 1; i <= NR + 1; i++) {
+					if (i == at) print line
+					if (i <= NR) print text[i]
+				}
+			}' "$KVM/$KVM_MAKEFILE" >"$KVM/$KVM_MAKEFILE.new"
+		mv "$KVM/$KVM_MAKEFILE.new" "$KVM/$KVM_MAKEFILE"
 	done
 }
 
@@ -154,12 +169,18 @@ fi
 if [ -d "$COMPAT/include" ]; then
 	cp "$COMPAT"/include/*.h "$KVM/include/"
 fi
-insert_after '^LIBKVM \+= lib/userfaultfd_util\.c$' "$(entries LIBKVM lib "$TOP"/lib/*.c)"
+add_entries LIBKVM lib "$TOP"/lib/*.c
 commit lib
+# The x86 library: the architectural model of IPIs (MODEL) alone first,
+# then what the tests build on it.
+MODEL=ipi_oracle
+cp "$TOP/lib/x86/$MODEL.c" "$KVM/lib/$ARCH_DIR/"
+cp "$TOP/lib/include/x86/$MODEL.h" "$KVM/include/$ARCH_DIR/"
+add_entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR "$MODEL.c"
+commit lib-x86-model
 cp "$TOP"/lib/x86/*.c "$KVM/lib/$ARCH_DIR/"
 cp "$TOP"/lib/include/x86/*.h "$KVM/include/$ARCH_DIR/"
-insert_after "^LIBKVM_$ARCH_DIR \\+= lib/$ARCH_DIR/vmx\\.c\$" \
-	"$(entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR "$TOP"/lib/x86/*.c)"
+add_entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR $(cd "$TOP/lib/x86" && ls *.c | grep -vx "$MODEL.c")
 commit lib-x86
 
 # Then the kvm_util changes, before the tests that use them.
