@@ -124,38 +124,31 @@ insert_after() {	# insert_after ANCHOR_REGEX LINES: after the last matching line
 }
 
 # insert_sorted LINE GROUP_REGEX: before the first line of the group (lines
-# matching GROUP_REGEX) that sorts after LINE, so the group stays sorted
+# matching GROUP_REGEX) that sorts after LINE, or after the group's last
+# line, so that a sorted group stays sorted
 insert_sorted() {
 	local line=$1 group=$2
 	grep -qE "$group" "$KVM/$KVM_MAKEFILE" || die "no '$group' in $KVM/$KVM_MAKEFILE"
 	awk -v line="$line" -v group="$group" '
-		!done && $0 ~ group && $0 > line { print line; done = 1 } { print }
-		END { if (!done) exit 1 }
-	' "$KVM/$KVM_MAKEFILE" >"$KVM/$KVM_MAKEFILE.new" ||
-		die "no place for '$line' in $KVM/$KVM_MAKEFILE"
+		{ text[NR] = $0 }
+		$0 ~ group { last = NR; if (!at && $0 > line) at = NR }
+		END {
+			if (!at) at = last + 1
+			for (i = 1; i <= NR + 1; i++) {
+				if (i == at) print line
+				if (i <= NR) print text[i]
+			}
+		}' "$KVM/$KVM_MAKEFILE" >"$KVM/$KVM_MAKEFILE.new"
 	mv "$KVM/$KVM_MAKEFILE.new" "$KVM/$KVM_MAKEFILE"
 }
 
 # add_entries VARIABLE DIR FILES...: "VARIABLE += DIR/FILE" for each, in
-# name order into the block of "VARIABLE += DIR/" lines: before the first
-# that sorts after it, or after the block's last line
+# name order into the block of "VARIABLE += DIR/" lines
 add_entries() {
-	local var=$1 dir=$2 f line
+	local var=$1 dir=$2 f
 	shift 2
-	grep -qE "^$var \+= " "$KVM/$KVM_MAKEFILE" || die "no '$var +=' in $KVM/$KVM_MAKEFILE"
 	for f in "$@"; do
-		line="$var += $dir/${f##*/}"
-		awk -v line="$line" -v group="^$var \\+= $dir/" '
-			{ text[NR] = $0 }
-			$0 ~ group { last = NR; if (!at && $0 > line) at = NR }
-			END {
-				if (!at) at = last + 1
-				for (i = 1; i <= NR + 1; i++) {
-					if (i == at) print line
-					if (i <= NR) print text[i]
-				}
-			}' "$KVM/$KVM_MAKEFILE" >"$KVM/$KVM_MAKEFILE.new"
-		mv "$KVM/$KVM_MAKEFILE.new" "$KVM/$KVM_MAKEFILE"
+		insert_sorted "$var += $dir/${f##*/}" "^$var \\+= $dir/"
 	done
 }
 

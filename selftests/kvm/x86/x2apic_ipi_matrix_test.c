@@ -371,7 +371,7 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 	int want_hits = xapic_phase ? 0 : icr_expected_fastpath_hits(icr, &platform);
 	struct ipi_tally before[NR_VCPUS];
 	struct ipi_expectation kvm;
-	uint64_t hits = 0, got_set;
+	uint64_t hits, got_set;
 	bool outcome_ok, as_known;
 	char why[64], kvm_why[64];
 	int i;
@@ -523,7 +523,7 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 	struct ipi_expectation e = ipi_expect(icr, s, apic_ids, NR_VCPUS);
 	int want_hits = icr_expected_fastpath_hits(icr, &platform);
 	struct kvm_mp_state wait_for_sipi = { KVM_MP_STATE_INIT_RECEIVED };
-	uint64_t hits = 0, got_set = 0;
+	uint64_t hits, got_set = 0;
 	bool outcome_ok;
 	char why[64];
 	int i;
