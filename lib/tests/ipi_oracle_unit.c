@@ -361,15 +361,22 @@ static void check_receipt(const struct receipt_case *c)
 
 static void check_format_vcpus(void)
 {
-	char buf[32], tiny[6];
+	struct {
+		char tiny[6];
+		char guard[26];	/* what a write past tiny would hit */
+	} cut;
+	char buf[32], untouched[sizeof(cut.guard)];
 	bool ok;
 
 	ipi_format_vcpus(0xd, ids, NR_VCPUS, buf, sizeof(buf));
 	ok = !strcmp(buf, "{0x0,0x10,0x11}");
 	ipi_format_vcpus(0, ids, NR_VCPUS, buf, sizeof(buf));
 	ok &= !strcmp(buf, "{}");
-	ipi_format_vcpus(0xf, ids, NR_VCPUS, tiny, sizeof(tiny));
-	ok &= strlen(tiny) == sizeof(tiny) - 1;
+	memset(cut.guard, 0x5a, sizeof(cut.guard));
+	memcpy(untouched, cut.guard, sizeof(untouched));
+	ipi_format_vcpus(0xf, ids, NR_VCPUS, cut.tiny, sizeof(cut.tiny));
+	ok &= strlen(cut.tiny) == sizeof(cut.tiny) - 1;
+	ok &= !memcmp(cut.guard, untouched, sizeof(untouched));
 	report(ok, "", "format: vCPU sets by ID, cut at the buffer's end");
 }
 
