@@ -9,8 +9,9 @@
 #              selftests/ and lib/
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
 #
-# KERNEL=6.12 or KERNEL=7.2 works on that kernel only; by default every
-# target covers both (patches/6.12/, patches/7.2/).
+# KERNEL=6.12, 7.2 or 7.3 (any patches/<kernel>/) works on that kernel only;
+# by default every target covers 6.12 and the newest 7.x whose source the
+# Debian mirror serves (scripts/kernels.sh).
 # KSRC=/path/to/linux uses that tree (a 6.12 or 7.x one) instead of Debian's
 # linux-source package.  Everything generated goes under build/ (BUILD=...).
 

@@ -23,6 +23,8 @@ phase() {	# phase NAME COMMAND...: run it, note its time
 	say "phase $1: $((SECONDS - start)) s"
 }
 
+drift=$("$TOP/scripts/drift.sh")
+echo "$drift"
 phase build make -s -C "$TOP" initramfs
 if [ $status -eq 0 ]; then
 	phase unit "$TOP/scripts/unit.sh"
@@ -38,6 +40,7 @@ echo "make check on kernels $KERNELS, phase times:"
 printf '  %s\n' "${phases[@]}"
 printf '  %-10s %4d s\n' total $((SECONDS - t0))
 echo "  unit $up/$uf/$us, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
+echo "$drift"
 echo
 echo "$((up + rp + mp)) passed, $((uf + rf + mf)) failed, $((us + rs + ms)) skipped"
 [ $status -eq 0 ] && [ $((uf + rf + mf)) -eq 0 ]

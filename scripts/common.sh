@@ -14,11 +14,13 @@ case ${DEBUG:-} in
    exit 1 ;;
 esac
 
-# KERNEL: the kernel generation this script works on, 6.12 (LTS, the
-# "single target" fastpath) or 7.2 (mainline, "fast delivery").  Each has its
-# own series (patches/<kernel>/), mutants (mutants/<kernel>/), source tree,
-# builds and results under $BUILD/<kernel>/ and $RESULTS.
-KERNELS_SUPPORTED="6.12 7.2"
+# KERNEL: the kernel this script works on: one that has a series,
+# patches/<kernel>/ (6.12, the LTS with the "single target" fastpath; 7.x,
+# mainline with "fast delivery").  Each has its own series, mutants
+# (mutants/<kernel>/), source tree, builds and results under $BUILD/<kernel>/
+# and $RESULTS.
+KERNELS_SUPPORTED=$(cd "$TOP/patches" && ls -d [0-9]*.[0-9]* | sort -V | tr '\n' ' ')
+KERNELS_SUPPORTED=${KERNELS_SUPPORTED% }
 KERNEL=${KERNEL:-6.12}
 case " $KERNELS_SUPPORTED " in
 *" $KERNEL "*) ;;
@@ -44,8 +46,9 @@ TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
 PATCHES=$TOP/patches/$KERNEL	# the series for this kernel
 JOBS=${JOBS:-$(nproc)}
 # deb_tarball K: where Debian's linux-source-K puts its tarball.  6.12 is
-# installed from bookworm (scripts/deps.sh); 7.2 comes from Debian unstable,
-# downloaded and unpacked under $BUILD/src without installing anything.
+# installed from bookworm (scripts/deps.sh); the mainline ones are
+# downloaded from the Debian mirror (unstable, else experimental) and
+# unpacked under $BUILD/src without installing anything.
 deb_tarball() {
 	case $1 in
 	6.12) echo /usr/src/linux-source-6.12.tar.xz ;;
@@ -94,14 +97,82 @@ source_origin() {
 	fi
 }
 
-# kernel_of_version VERSION: the series (6.12 or 7.2) for a kernel version;
-# 7.x trees take the 7.2 series.
+# kernel_of_version VERSION: the series for a kernel version: 6.12 for
+# 6.12.y; for 7.x the newest 7.x series not newer than it (a 7.4 tree takes
+# 7.3's).
 kernel_of_version() {
-	case $1 in
-	6.12|6.12.*) echo 6.12 ;;
-	7.*) echo 7.2 ;;
-	*) echo unsupported ;;
+	local v=${1%%-*} k best=unsupported
+	case $v in
+	6.12|6.12.*) echo 6.12; return ;;
+	7.*) ;;
+	*) echo unsupported; return ;;
 	esac
+	v=$(echo "$v" | cut -d. -f1,2)
+	for k in $KERNELS_SUPPORTED; do
+		case $k in 7.*) ;; *) continue ;; esac
+		[ "$(printf '%s\n%s\n' "$k" "$v" | sort -V | tail -1)" = "$v" ] && best=$k
+	done
+	echo "$best"
+}
+
+# The Debian mirror of this system's own sources, asked with a private apt
+# state under $BUILD/src/apt (the suites unstable and experimental), which
+# installs and upgrades nothing.
+MIRROR_STATE=$BUILD/src/apt
+mirror_uri() {
+	cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null |
+		sed -n '/^[[:space:]]*#/d; s#.*\(https\?://[^ ]*/debian\)/\?\( .*\)\?$#\1#p' |
+		grep -v security | head -1
+}
+mirror_apt() {	# mirror_apt apt-get|apt-cache ARGS...
+	local tool=$1
+	shift
+	"$tool" -q -o Dir::Etc::SourceList="$MIRROR_STATE/sources.list" \
+		-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$MIRROR_STATE/lists" \
+		-o Dir::Cache="$MIRROR_STATE/cache" -o Dir::State::status=/dev/null \
+		-o APT::Sandbox::User=root "$@"
+}
+# mirror_index: make the private index at most an hour old; fail (saying
+# why on stderr) when the mirror cannot be reached and there is no index.
+mirror_index() {
+	local mirror stamp=$MIRROR_STATE/updated
+	if [ -f "$stamp" ] && [ -n "$(find "$stamp" -mmin -60)" ]; then
+		return 0
+	fi
+	mirror=$(mirror_uri) || true
+	if [ -z "$mirror" ]; then
+		printf 'warning: no Debian mirror in /etc/apt/sources.list*\n' >&2
+		return 1
+	fi
+	mkdir -p "$MIRROR_STATE/lists/partial" "$MIRROR_STATE/cache/archives/partial"
+	printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+		"$mirror" sid "$mirror" experimental >"$MIRROR_STATE/sources.list"
+	if mirror_apt apt-get update >"$MIRROR_STATE/update.log" 2>&1; then
+		touch "$stamp"
+		return 0
+	fi
+	printf 'warning: cannot read the index of %s (%s)\n' "$mirror" "$MIRROR_STATE/update.log" >&2
+	[ -f "$stamp" ]
+}
+# served_version PACKAGE: the version the mirror serves (unstable's, else
+# experimental's: apt's own choice), or nothing
+served_version() {
+	mirror_index || return 0
+	mirror_apt apt-cache policy "$1" 2>/dev/null |
+		awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }'
+}
+# source_missing K: why kernel K's source cannot be had, or nothing when
+# it can (KSRC=, or the tarball is here)
+source_missing() {
+	[ -z "${KSRC:-}" ] || return 0
+	[ ! -f "$(deb_tarball "$1")" ] || return 0
+	if [ -f "$BUILD/src/unavailable-$1" ]; then
+		cat "$BUILD/src/unavailable-$1"
+	elif [ "$1" = 6.12 ]; then
+		echo "linux-source-6.12 is not installed: run 'make deps' (apt-get install linux-source-6.12)"
+	else
+		echo "linux-source-$1 has not been downloaded: run 'make deps'"
+	fi
 }
 
 # extract_source DEST: a pristine $KERNEL tree at DEST (which must not exist),

@@ -17,32 +17,36 @@ KERNELS=${KERNELS:-$("$TOP/scripts/kernels.sh")}
 [ -n "${KSRC:-}" ] || [[ " $KERNELS " != *" 6.12 "* ]] || PKGS+=(linux-source-6.12)
 mkdir -p "$BUILD"
 
-# Debian unstable's linux-source-7.2, for KERNEL=7.2 without KSRC=: the
-# .deb is downloaded with a private apt state (one "sid" sources line, the
-# mirror of this system's own sources) and unpacked under $BUILD/src;
-# nothing is installed or upgraded.
-fetch_unstable_source() {
-	local k=$1 state=$BUILD/src/apt mirror
+# A mainline kernel's linux-source-K, without KSRC=: the .deb the mirror
+# serves (unstable's, else experimental's) is downloaded with the private
+# apt state of common.sh and unpacked under $BUILD/src; nothing is
+# installed or upgraded.  When it cannot be had, the reason goes to
+# $BUILD/src/unavailable-K and that kernel's phases SKIP with it.
+fetch_mirror_source() {
+	local k=$1 ver why=$BUILD/src/unavailable-$1
 	[ -f "$(deb_tarball "$k")" ] && return
-	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null |
-		 sed -n '/^[[:space:]]*#/d; s#.*\(https\?://[^ ]*/debian\)/\?\( .*\)\?$#\1#p' |
-		 grep -v security | head -1) || true
-	[ -n "$mirror" ] || die "no Debian mirror in /etc/apt/sources.list*: set KSRC=/path/to/linux-$k instead"
-	say "downloading linux-source-$k from Debian unstable ($mirror), installing nothing"
-	mkdir -p "$state/lists/partial" "$state/cache/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror sid main" \
-		>"$state/sources.list"
-	local apt=(apt-get -q -o Dir::Etc::SourceList="$state/sources.list"
-		   -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$state/lists"
-		   -o Dir::Cache="$state/cache" -o APT::Sandbox::User=root)
-	"${apt[@]}" update >"$BUILD/src/apt-update.log" 2>&1 ||
-		{ tail -5 "$BUILD/src/apt-update.log" >&2; die "apt-get update of Debian unstable failed"; }
-	(cd "$BUILD/src" && "${apt[@]}" download "linux-source-$k") >"$BUILD/src/apt-download.log" 2>&1 ||
-		{ tail -5 "$BUILD/src/apt-download.log" >&2; die "cannot download linux-source-$k from Debian unstable"; }
-	dpkg-deb -x "$BUILD"/src/linux-source-"$k"_*.deb "$BUILD/src"
-	rm -f "$BUILD"/src/linux-source-"$k"_*.deb
-	[ -f "$(deb_tarball "$k")" ] ||
-		die "linux-source-$k's package has no /usr/src/linux-source-$k.tar.xz"
+	mkdir -p "$BUILD/src"
+	rm -f "$why"
+	if ! mirror_index; then
+		echo "linux-source-$k: the Debian mirror's index cannot be read ($MIRROR_STATE/update.log); set KSRC=/path/to/linux-$k" >"$why"
+	else
+		ver=$(served_version "linux-source-$k")
+		if [ -z "$ver" ]; then
+			echo "linux-source-$k: the Debian mirror ($(mirror_uri)) serves it in neither unstable nor experimental; set KSRC=/path/to/linux-$k" >"$why"
+		else
+			say "downloading linux-source-$k $ver from the Debian mirror, installing nothing"
+			if (cd "$BUILD/src" && mirror_apt apt-get download "linux-source-$k") \
+				>"$BUILD/src/apt-download.log" 2>&1; then
+				dpkg-deb -x "$BUILD"/src/linux-source-"$k"_*.deb "$BUILD/src"
+				rm -f "$BUILD"/src/linux-source-"$k"_*.deb
+				[ -f "$(deb_tarball "$k")" ] ||
+					echo "linux-source-$k $ver has no /usr/src/linux-source-$k.tar.xz" >"$why"
+			else
+				echo "linux-source-$k $ver: the download failed ($BUILD/src/apt-download.log)" >"$why"
+			fi
+		fi
+	fi
+	[ ! -f "$why" ] || printf 'warning: %s: its phases SKIP\n' "$(cat "$why")" >&2
 }
 
 missing=()
@@ -54,7 +58,7 @@ fetch_sources() {
 	local k
 	[ -z "${KSRC:-}" ] || return 0
 	for k in $KERNELS; do
-		[ "$k" = 6.12 ] || fetch_unstable_source "$k"
+		[ "$k" = 6.12 ] || fetch_mirror_source "$k"
 	done
 }
 if [ ${#missing[@]} -eq 0 ]; then

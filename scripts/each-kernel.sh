@@ -34,9 +34,24 @@ mkdir -p "$logs" "$top"
 
 status=0
 declare -A pid start
+ran= skipped=
 for k in $kernels; do
 	rm -f "$top/$k/$counts.counts"
 	start[$k]=$SECONDS
+	# A kernel whose source cannot be had is skipped, with the reason.
+	why=$(source_missing "$k")
+	if [ -n "$why" ]; then
+		echo "SKIP KERNEL=$k: ${1##*/}: $why"
+		skipped="$skipped $k"
+		if [ -n "$counts" ]; then
+			mkdir -p "$top/$k"
+			echo "0 0 1 0" >"$top/$k/$counts.counts"
+			echo "$why" >"$top/$k/$counts.skipped"
+		fi
+		continue
+	fi
+	rm -f "$top/$k/$counts.skipped"
+	ran="$ran $k"
 	if [ -n "$parallel" ]; then
 		say "KERNEL=$k: $* (log: $logs/${1##*/}-$k.log)"
 		KERNEL=$k RESULTS=${user_results:+$user_results/$k} "$@" \
@@ -48,13 +63,14 @@ for k in $kernels; do
 		say "KERNEL=$k: ${1##*/} took $((SECONDS - start[$k])) s"
 	fi
 done
-if [ -n "$parallel" ]; then
-	for k in $kernels; do
+if [ -n "$parallel" ] && [ -n "$ran" ]; then
+	for k in $ran; do
 		wait "${pid[$k]}" || status=1
 		echo "==================== KERNEL=$k: $* ===================="
 		cat "$logs/${1##*/}-$k.log"
 	done
-	say "$* on kernels $kernels side by side: $((SECONDS - start[${kernels%% *}])) s"
+	first=${ran# }
+	say "$* on kernels$ran side by side: $((SECONDS - start[${first%% *}])) s"
 fi
 
 [ -n "$counts" ] || exit $status
@@ -97,6 +113,9 @@ if [ -f "$top/${kernels%% *}/results.tsv" ] && [ "$counts" = run ]; then
 			}
 		}'
 fi
+for k in $skipped; do
+	echo "KERNEL=$k skipped: $(source_missing "$k")"
+done
 echo
 [ "$x" -eq 0 ] || echo "$x of the passed are expected failures (platform defects, scripts/expected-failures)"
 echo "$p passed, $f failed, $s skipped"

@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Print the kernels (series) a make target covers: KERNEL= if given, else
-# the one KSRC= is (a 6.12 or a 7.x tree), else every supported one.
+# the one KSRC= is (a 6.12 or a 7.x tree), else the defaults: 6.12 (LTS)
+# and the newest 7.x that has a series in patches/ and whose source can be
+# had (already downloaded, or served by the Debian mirror: unstable, else
+# experimental).  When no 7.x source can be had, the newest 7.x series is
+# printed all the same: its phases then SKIP with the reason
+# (scripts/each-kernel.sh).
 set -euo pipefail
 want=${KERNEL:-}
 unset KERNEL
@@ -18,8 +23,16 @@ elif [ -n "${KSRC:-}" ]; then
 	ver=$(make -s -C "$KSRC" kernelversion)
 	k=$(kernel_of_version "$ver")
 	[ "$k" != unsupported ] ||
-		die "KSRC=$KSRC is Linux $ver: this project has series for $KERNELS_SUPPORTED (7.x trees take 7.2's)"
+		die "KSRC=$KSRC is Linux $ver: this project has series for $KERNELS_SUPPORTED (a 7.x tree takes the newest 7.x series not newer than it)"
 	echo "$k"
 else
-	echo "$KERNELS_SUPPORTED"
+	mainline=$(printf '%s\n' $KERNELS_SUPPORTED | grep '^7\.' | sort -rV)
+	pick=
+	for k in $mainline; do
+		if [ -f "$(deb_tarball "$k")" ] || [ -n "$(served_version "linux-source-$k")" ]; then
+			pick=$k
+			break
+		fi
+	done
+	echo "6.12 ${pick:-$(echo "$mainline" | head -1)}"
 fi

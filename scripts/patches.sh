@@ -27,18 +27,26 @@ KVM=tools/testing/selftests/kvm
 # What this kernel's kvm_util calls things that selftests/ and lib/, written
 # for mainline, use (where its tests and lists live: ARCH_DIR and
 # KVM_MAKEFILE, common.sh).
+# 7.3 renamed guest_random_*() and guest_rng to kvm_random_*() and kvm_rng.
+RANDOM_SED='s/kvm_random_/guest_random_/g; s/\bkvm_rng\b/guest_rng/g'
+FAST_DELIVERY="the fast-delivery policy of Linux 6.18 and later: every IPI
+the APIC map can deliver, not the ALL and ALL-BUT-SELF shorthands, nor
+the broadcast ID; since 7.2 none while the sender's mediated vPMU
+counts instructions retired"
 case $KERNEL in
 6.12)
-	API_SED='s/\bgva_t\b/vm_vaddr_t/g; s/\bgpa_t\b/vm_paddr_t/g'
+	API_SED="s/\bgva_t\b/vm_vaddr_t/g; s/\bgpa_t\b/vm_paddr_t/g; $RANDOM_SED"
 	POLICY_TEXT="the single-target policy of Linux 6.12: fixed delivery,
 physical destination, no shorthand, not the broadcast ID" ;;
+7.2)
+	API_SED=$RANDOM_SED
+	POLICY_TEXT=$FAST_DELIVERY ;;
 *)
 	API_SED=
-	POLICY_TEXT="the fast-delivery policy of Linux 6.18 and later: every IPI
-the APIC map can deliver, not the ALL and ALL-BUT-SELF shorthands, nor
-the broadcast ID" ;;
+	POLICY_TEXT=$FAST_DELIVERY ;;
 esac
-COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util
+COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util,
+				# tests/NAME.diff: a test as its kvm_util needs it
 KVM_UTIL=$COMPAT/kvm_util	# its changes to kvm_util's own files, NAME.diff
 MSGS=$TOP/patches/selftests.msg
 base_mk=$KTREE/.kvmipi-pristine/$KVM/$KVM_MAKEFILE
@@ -88,13 +96,14 @@ done
 git add -A && git commit -q -m base && git tag base
 
 # message KEY: the commit message of section "== KEY" of $MSGS; a line
-# that starts with "[K]" and a space, or is "[K]", is kernel K's only
+# that starts with "[K]" or "[K,L,...]" and a space, or is only that, is
+# those kernels' only
 message() {
 	awk -v key="$1" -v kernel="$KERNEL" '
 		/^== / { on = ($2 == key); next }
 		!on { next }
-		match($0, /^\[[0-9.]+\]( |$)/) {
-			if (substr($0, 2, index($0, "]") - 2) != kernel)
+		match($0, /^\[[0-9.,]+\]( |$)/) {
+			if (index("," substr($0, 2, index($0, "]") - 2) ",", "," kernel ",") == 0)
 				next
 			$0 = substr($0, RLENGTH + 1)
 		}
@@ -193,6 +202,11 @@ done
 for t in $tests; do
 	[ -f "$TOP/selftests/kvm/x86/$t.c" ] || die "patches/selftests.msg names $t, not in selftests/kvm/x86/"
 	cp "$TOP/selftests/kvm/x86/$t.c" "$KVM/$ARCH_DIR/"
+	# the test as this kernel's older kvm_util needs it
+	if [ -f "$COMPAT/tests/$t.diff" ]; then
+		patch -s -p1 -d "$KVM/$ARCH_DIR" --no-backup-if-mismatch <"$COMPAT/tests/$t.diff" ||
+			die "compat/$KERNEL/tests/$t.diff does not apply to selftests/kvm/x86/$t.c"
+	fi
 	case $t in
 	*_bench)
 		insert_after "^TEST_GEN_PROGS_EXTENDED_$ARCH_DIR \\+= " \

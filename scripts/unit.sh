@@ -49,6 +49,11 @@ done
 
 # 3. Per kernel: patch hygiene and bisectability (scripts/series-hygiene.sh).
 for k in ${KERNELS:-$("$TOP/scripts/kernels.sh")}; do
+	why=$(source_missing "$k")
+	if [ -n "$why" ]; then
+		result skip "$k: series hygiene: $why"
+		continue
+	fi
 	KERNEL=$k "$TOP/scripts/series-hygiene.sh" >"$work/hygiene-$k.out"
 	while IFS= read -r line; do
 		case $line in

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Host-only unit tests of the ICR oracle: a hand-written table of ICR values
- * with the answers read off the SDM and the two fastpath policies' stated
- * rules (ipi_oracle.h), not off KVM's code.  Prints KTAP.
+ * with the answers read off the SDM and the fastpath policies' stated rules
+ * (ipi_oracle.h), not off KVM's code.  Prints KTAP.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +26,9 @@
 #define DEST(x)		((uint64_t)(x) << ICR_DEST_SHIFT)
 #define BCAST		DEST(0xffffffffU)
 #define ST		(1u << IPI_POLICY_SINGLE_TARGET)
-#define FD		(1u << IPI_POLICY_FAST_DELIVERY)
+#define FD_PLAIN	(1u << IPI_POLICY_FAST_DELIVERY)
+#define FD_GATED	(1u << IPI_POLICY_FAST_DELIVERY_PMU_GATE)
+#define FD		(FD_PLAIN | FD_GATED)	/* both fast-delivery policies */
 
 /* Four vCPUs: two in logical cluster 0, two in cluster 1. */
 static const uint32_t ids[] = { 0, 1, 16, 17 };
@@ -170,12 +172,13 @@ static bool check_policy(const struct oracle_case *c, enum ipi_policy policy,
 static void check_case(const struct oracle_case *c)
 {
 	struct ipi_expectation e = ipi_expect(c->icr, c->sender, ids, NR_VCPUS);
+	enum ipi_policy p;
 	bool ok = true;
 	char buf[128];
 
 	icr_format(c->icr, buf, sizeof(buf));
-	ok &= check_policy(c, IPI_POLICY_SINGLE_TARGET, buf);
-	ok &= check_policy(c, IPI_POLICY_FAST_DELIVERY, buf);
+	for (p = IPI_POLICY_SINGLE_TARGET; p < NR_IPI_POLICIES; p++)
+		ok &= check_policy(c, p, buf);
 	if (e.fate != c->fate ||
 	    ((c->fate == IPI_FATE_EACH || c->fate == IPI_FATE_ONE_OF) &&
 	     e.targets != c->targets)) {
@@ -241,18 +244,89 @@ static const struct vm_case vm_cases[] = {
 	  LOWEST | ASSERT | LOGICAL | DEST(0x10002) | 0x40, FD, IPI_FATE_EACH, 0, 0 },
 };
 
-static void check_vm_case(const struct vm_case *c)
+static bool same_expectation(const struct ipi_expectation *a,
+			     const struct ipi_expectation *b)
 {
-	const struct ipi_vm vm = { .nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic };
-	struct ipi_expectation e = ipi_expect_in(c->icr, 0, &vm);
+	return a->fate == b->fate && a->targets == b->targets && a->unchecked == b->unchecked;
+}
+
+/* Whose mediated vPMU counts instructions retired. */
+static const bool pmu_none[] = { false, false, false, false };
+static const bool pmu_0[] = { true, false, false, false };
+static const bool pmu_1[] = { false, true, false, false };
+static const bool pmu_2[] = { false, false, true, false };
+
+/*
+ * The vPMU gate (7.2, 7.3): vCPU @sender writes while the vCPUs of @pmu have a mediated
+ * vPMU counting instructions retired.  .fast: FD_PLAIN alone where only the
+ * gate keeps the write off the fastpath.
+ */
+struct pmu_case {
+	const char *what;
+	const bool *pmu;
+	unsigned int sender;
+	const enum apic_state *apic;
+	uint64_t icr;
+	unsigned int fast;	/* ST, FD, FD_PLAIN */
+	enum ipi_fate fate;
+	uint64_t targets;
+};
+
+static const struct pmu_case pmu_cases[] = {
+	{ "sender's vPMU counts: fixed physical slow under the gate", pmu_0, 0, NULL,
+	  FIXED | ASSERT | DEST(1) | 0x40, ST | FD_PLAIN, IPI_FATE_EACH, 0x2 },
+	{ "sender's vPMU counts: fixed logical slow under the gate", pmu_0, 0, NULL,
+	  FIXED | ASSERT | LOGICAL | DEST(0x2) | 0x40, FD_PLAIN, IPI_FATE_EACH, 0x2 },
+	{ "sender's vPMU counts: self slow under the gate", pmu_0, 0, NULL,
+	  FIXED | ASSERT | SH_SELF | 0x40, FD_PLAIN, IPI_FATE_EACH, 0x1 },
+	{ "sender's vPMU counts: nmi physical slow under the gate", pmu_0, 0, NULL,
+	  NMI | ASSERT | DEST(16), FD_PLAIN, IPI_FATE_EACH, 0x4 },
+	{ "sender's vPMU counts: lowest-priority slow under the gate", pmu_0, 0, NULL,
+	  LOWEST | ASSERT | LOGICAL | DEST(0x10003) | 0x40, FD_PLAIN, IPI_FATE_ONE_OF, 0xc },
+	{ "sender's vPMU counts: all-but-self slow as ever", pmu_0, 0, NULL,
+	  FIXED | ASSERT | SH_ALLBUT | 0x40, 0, IPI_FATE_EACH, 0xe },
+	{ "sender's vPMU counts: reserved bit still #GP", pmu_0, 0, NULL,
+	  FIXED | ASSERT | (1ULL << 13) | DEST(1) | 0x40, 0, IPI_FATE_GP, 0 },
+	{ "sender's vPMU counts, one xAPIC: fixed physical slow under the gate",
+	  pmu_0, 0, one_xapic,
+	  FIXED | ASSERT | DEST(1) | 0x40, ST | FD_PLAIN, IPI_FATE_EACH, 0x2 },
+	{ "sender vCPU 2's vPMU counts: fixed physical slow under the gate", pmu_2, 2, NULL,
+	  FIXED | ASSERT | DEST(1) | 0x40, ST | FD_PLAIN, IPI_FATE_EACH, 0x2 },
+	{ "target's vPMU counts: fixed physical to it stays fast", pmu_1, 0, NULL,
+	  FIXED | ASSERT | DEST(1) | 0x40, ST | FD, IPI_FATE_EACH, 0x2 },
+	{ "another vCPU's vPMU counts: fixed logical stays fast", pmu_2, 0, NULL,
+	  FIXED | ASSERT | LOGICAL | DEST(0x3) | 0x40, FD, IPI_FATE_EACH, 0x3 },
+	{ "sender vCPU 2, vCPU 0's vPMU counts: fixed physical stays fast", pmu_0, 2, NULL,
+	  FIXED | ASSERT | DEST(17) | 0x40, ST | FD, IPI_FATE_EACH, 0x8 },
+	{ "no vPMU counts: fixed physical fast", pmu_none, 0, NULL,
+	  FIXED | ASSERT | DEST(1) | 0x40, ST | FD, IPI_FATE_EACH, 0x2 },
+};
+
+/* @c written by vCPU @sender while the vCPUs of @pmu count instructions. */
+static bool check_vm(const struct vm_case *c, const bool *pmu, unsigned int sender)
+{
+	const struct ipi_vm vm = { .nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic,
+				   .pmu_counts_instructions = pmu };
+	const struct ipi_vm no_pmu = { .nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic };
+	struct ipi_expectation e = ipi_expect_in(c->icr, sender, &vm);
+	struct ipi_expectation e_no_pmu = ipi_expect_in(c->icr, sender, &no_pmu);
 	bool ok = true;
 	enum ipi_policy p;
 
-	for (p = IPI_POLICY_SINGLE_TARGET; p <= IPI_POLICY_FAST_DELIVERY; p++) {
-		if (icr_takes_fastpath_in(c->icr, p, &vm) != !!(c->fast & (1u << p))) {
-			printf("# %s: %s is wrong\n", c->what, ipi_policy_name(p));
+	for (p = IPI_POLICY_SINGLE_TARGET; p < NR_IPI_POLICIES; p++) {
+		const struct ipi_platform live = { .fastpath_live = true, .policy = p };
+		bool fast = c->fast & (1u << p);
+
+		if (icr_takes_fastpath_in(c->icr, sender, p, &vm) != fast ||
+		    icr_expected_fastpath_hits_in(c->icr, sender, &live, &vm) != fast) {
+			printf("# %s: %s says %s, want %s\n", c->what, ipi_policy_name(p),
+			       fast ? "slow" : "fast", fast ? "fast" : "slow");
 			ok = false;
 		}
+	}
+	if (!same_expectation(&e, &e_no_pmu)) {
+		printf("# %s: the vPMU changed what is delivered\n", c->what);
+		ok = false;
 	}
 	if (e.fate != c->fate || e.targets != c->targets || e.unchecked != c->unchecked) {
 		printf("# %s: %s 0x%llx unchecked 0x%llx, want %s 0x%llx unchecked 0x%llx\n",
@@ -261,23 +335,69 @@ static void check_vm_case(const struct vm_case *c)
 		       (unsigned long long)c->targets, (unsigned long long)c->unchecked);
 		ok = false;
 	}
-	report(ok, "vm state: ", c->what);
+	return ok;
+}
+
+static void check_vm_case(const struct vm_case *c)
+{
+	report(check_vm(c, NULL, 0), "vm state: ", c->what);
+}
+
+static void check_pmu_case(const struct pmu_case *c)
+{
+	const struct vm_case vm_case = {
+		.what = c->what, .apic = c->apic, .icr = c->icr, .fast = c->fast,
+		.fate = c->fate, .targets = c->targets,
+	};
+
+	report(check_vm(&vm_case, c->pmu, c->sender), "vpmu: ", c->what);
 }
 
 static void check_policy_of_kernel(void)
 {
-	enum ipi_policy p = IPI_POLICY_SINGLE_TARGET;
 	bool ok = ipi_policy_of_kernel(6, 12) == IPI_POLICY_SINGLE_TARGET &&
 		  ipi_policy_of_kernel(6, 17) == IPI_POLICY_SINGLE_TARGET &&
 		  ipi_policy_of_kernel(5, 19) == IPI_POLICY_SINGLE_TARGET &&
 		  ipi_policy_of_kernel(6, 18) == IPI_POLICY_FAST_DELIVERY &&
-		  ipi_policy_of_kernel(7, 2) == IPI_POLICY_FAST_DELIVERY &&
-		  ipi_policy_parse("fast-delivery", &p) && p == IPI_POLICY_FAST_DELIVERY &&
-		  ipi_policy_parse("single-target", &p) && p == IPI_POLICY_SINGLE_TARGET &&
-		  !ipi_policy_parse("fast", &p) &&
-		  !strcmp(ipi_policy_name(IPI_POLICY_FAST_DELIVERY), "fast-delivery");
+		  ipi_policy_of_kernel(7, 0) == IPI_POLICY_FAST_DELIVERY &&
+		  ipi_policy_of_kernel(7, 1) == IPI_POLICY_FAST_DELIVERY &&
+		  ipi_policy_of_kernel(7, 2) == IPI_POLICY_FAST_DELIVERY_PMU_GATE &&
+		  ipi_policy_of_kernel(7, 3) == IPI_POLICY_FAST_DELIVERY_PMU_GATE &&
+		  ipi_policy_of_kernel(7, 10) == IPI_POLICY_FAST_DELIVERY_PMU_GATE &&
+		  ipi_policy_of_kernel(8, 0) == IPI_POLICY_FAST_DELIVERY_PMU_GATE;
 
-	report(ok, "", "policies: fast-delivery from 6.18, names round-trip");
+	report(ok, "", "policies: fast-delivery from 6.18, the vPMU gate from 7.2");
+}
+
+static void check_policy_names(void)
+{
+	static const char * const names[NR_IPI_POLICIES] = {
+		[IPI_POLICY_SINGLE_TARGET] = "single-target",
+		[IPI_POLICY_FAST_DELIVERY] = "fast-delivery",
+		[IPI_POLICY_FAST_DELIVERY_PMU_GATE] = "fast-delivery-pmu-gate",
+	};
+	enum ipi_policy p, got;
+	bool ok = !ipi_policy_parse("fast", &got) &&
+		  !ipi_policy_parse("fast-delivery-pmu", &got);
+
+	for (p = IPI_POLICY_SINGLE_TARGET; p < NR_IPI_POLICIES; p++) {
+		got = NR_IPI_POLICIES;
+		if (strcmp(ipi_policy_name(p), names[p]) ||
+		    !ipi_policy_parse(names[p], &got) || got != p) {
+			printf("# %s: name %s, parsed as %d\n", names[p], ipi_policy_name(p), got);
+			ok = false;
+		}
+	}
+	report(ok, "", "policies: names round-trip");
+}
+
+static void check_policy_kinds(void)
+{
+	bool ok = !ipi_policy_is_fast_delivery(IPI_POLICY_SINGLE_TARGET) &&
+		  ipi_policy_is_fast_delivery(IPI_POLICY_FAST_DELIVERY) &&
+		  ipi_policy_is_fast_delivery(IPI_POLICY_FAST_DELIVERY_PMU_GATE);
+
+	report(ok, "", "policies: the vPMU gate is a fast-delivery policy");
 }
 
 static void check_xapic_case(const struct oracle_case *c)
@@ -386,11 +506,12 @@ int main(void)
 	unsigned int nr_xapic = sizeof(xapic_cases) / sizeof(xapic_cases[0]);
 	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
 	unsigned int nr_vm = sizeof(vm_cases) / sizeof(vm_cases[0]);
+	unsigned int nr_pmu = sizeof(pmu_cases) / sizeof(pmu_cases[0]);
 	unsigned int nr_receipts = sizeof(receipts) / sizeof(receipts[0]);
 	unsigned int i;
 
 	printf("TAP version 13\n1..%u\n",
-	       nr_cases + nr_xapic + nr_formats + nr_vm + nr_receipts + 4);
+	       nr_cases + nr_xapic + nr_formats + nr_vm + nr_pmu + nr_receipts + 6);
 	for (i = 0; i < nr_cases; i++)
 		check_case(&cases[i]);
 	for (i = 0; i < nr_xapic; i++)
@@ -399,12 +520,16 @@ int main(void)
 		check_format(&formats[i]);
 	for (i = 0; i < nr_vm; i++)
 		check_vm_case(&vm_cases[i]);
+	for (i = 0; i < nr_pmu; i++)
+		check_pmu_case(&pmu_cases[i]);
 	for (i = 0; i < nr_receipts; i++)
 		check_receipt(&receipts[i]);
 	check_format_vcpus();
 	check_round_trip();
 	check_illegal_vector();
 	check_policy_of_kernel();
+	check_policy_names();
+	check_policy_kinds();
 	printf("# Totals: pass:%u fail:%u\n", test_nr - failures, failures);
 	return failures ? 1 : 0;
 }

@@ -73,6 +73,7 @@ int icr_format(uint64_t raw, char *buf, size_t size)
 static const char * const policy_names[] = {
 	[IPI_POLICY_SINGLE_TARGET] = "single-target",
 	[IPI_POLICY_FAST_DELIVERY] = "fast-delivery",
+	[IPI_POLICY_FAST_DELIVERY_PMU_GATE] = "fast-delivery-pmu-gate",
 };
 
 const char *ipi_policy_name(enum ipi_policy policy)
@@ -84,7 +85,7 @@ bool ipi_policy_parse(const char *name, enum ipi_policy *policy)
 {
 	enum ipi_policy p;
 
-	for (p = IPI_POLICY_SINGLE_TARGET; p <= IPI_POLICY_FAST_DELIVERY; p++) {
+	for (p = IPI_POLICY_SINGLE_TARGET; p < NR_IPI_POLICIES; p++) {
 		if (!strcmp(name, policy_names[p])) {
 			*policy = p;
 			return true;
@@ -93,9 +94,23 @@ bool ipi_policy_parse(const char *name, enum ipi_policy *policy)
 	return false;
 }
 
+bool ipi_policy_is_fast_delivery(enum ipi_policy policy)
+{
+	return policy == IPI_POLICY_FAST_DELIVERY ||
+	       policy == IPI_POLICY_FAST_DELIVERY_PMU_GATE;
+}
+
+static bool kernel_at_least(unsigned int major, unsigned int minor,
+			    unsigned int want_major, unsigned int want_minor)
+{
+	return major > want_major || (major == want_major && minor >= want_minor);
+}
+
 enum ipi_policy ipi_policy_of_kernel(unsigned int major, unsigned int minor)
 {
-	if (major > 6 || (major == 6 && minor >= 18))
+	if (kernel_at_least(major, minor, 7, 2))
+		return IPI_POLICY_FAST_DELIVERY_PMU_GATE;
+	if (kernel_at_least(major, minor, 6, 18))
 		return IPI_POLICY_FAST_DELIVERY;
 	return IPI_POLICY_SINGLE_TARGET;
 }
@@ -134,8 +149,15 @@ static bool logical_map_usable(const struct ipi_vm *vm)
 	return true;
 }
 
-bool icr_takes_fastpath_in(uint64_t raw, enum ipi_policy policy,
-			   const struct ipi_vm *vm)
+/* vCPU @i's mediated vPMU has a counter enabled that counts instructions. */
+static bool pmu_counts_instructions(const struct ipi_vm *vm, unsigned int i)
+{
+	return vm && vm->pmu_counts_instructions && i < vm->nr_vcpus &&
+	       vm->pmu_counts_instructions[i];
+}
+
+bool icr_takes_fastpath_in(uint64_t raw, unsigned int sender,
+			   enum ipi_policy policy, const struct ipi_vm *vm)
 {
 	struct icr icr = icr_decode(raw);
 
@@ -143,7 +165,16 @@ bool icr_takes_fastpath_in(uint64_t raw, enum ipi_policy policy,
 	if (icr.reserved)
 		return false;
 
-	if (policy == IPI_POLICY_SINGLE_TARGET)
+	/*
+	 * From 7.2 (kvm_pmu_is_fastpath_emulation_allowed()), no WRMSR of a
+	 * sender whose vPMU counts instructions retired is emulated in the
+	 * fastpath, whatever it writes and whoever else counts.
+	 */
+	if (policy == IPI_POLICY_FAST_DELIVERY_PMU_GATE &&
+	    pmu_counts_instructions(vm, sender))
+		return false;
+
+	if (!ipi_policy_is_fast_delivery(policy))
 		return single_target(&icr);
 	if (icr.logical && icr.shorthand == ICR_SH_NONE && !logical_map_usable(vm))
 		return false;
@@ -152,18 +183,19 @@ bool icr_takes_fastpath_in(uint64_t raw, enum ipi_policy policy,
 
 bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy)
 {
-	return icr_takes_fastpath_in(raw, policy, NULL);
+	return icr_takes_fastpath_in(raw, 0, policy, NULL);
 }
 
 int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p)
 {
-	return icr_expected_fastpath_hits_in(raw, p, NULL);
+	return icr_expected_fastpath_hits_in(raw, 0, p, NULL);
 }
 
-int icr_expected_fastpath_hits_in(uint64_t raw, const struct ipi_platform *p,
+int icr_expected_fastpath_hits_in(uint64_t raw, unsigned int sender,
+				  const struct ipi_platform *p,
 				  const struct ipi_vm *vm)
 {
-	if (!p->fastpath_live || !icr_takes_fastpath_in(raw, p->policy, vm))
+	if (!p->fastpath_live || !icr_takes_fastpath_in(raw, sender, p->policy, vm))
 		return 0;
 
 	/*

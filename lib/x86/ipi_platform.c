@@ -52,8 +52,9 @@ void ipi_fastpath_switch_set(bool on)
 
 /*
  * The fastpath policy of the running kernel, from its release, unless
- * KVM_IPI_POLICY names one ("single-target" or "fast-delivery"): that
- * checks a kernel against the other generation's rule, which must fail.
+ * KVM_IPI_POLICY names one ("single-target", "fast-delivery" or
+ * "fast-delivery-pmu-gate"): that checks a kernel against another
+ * generation's rule, which must fail.
  */
 static enum ipi_policy policy_probe(void)
 {
@@ -64,7 +65,8 @@ static enum ipi_policy policy_probe(void)
 
 	if (forced) {
 		TEST_ASSERT(ipi_policy_parse(forced, &policy),
-			    "KVM_IPI_POLICY=%s: use single-target or fast-delivery", forced);
+			    "KVM_IPI_POLICY=%s: not single-target, fast-delivery(-pmu-gate)",
+			    forced);
 		return policy;
 	}
 	TEST_ASSERT(!uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2,

@@ -108,13 +108,22 @@ uint32_t x2apic_logical_id(uint32_t x2apic_id);
  *
  *  - single-target (Linux 5.x to 6.17, e.g. 6.12 LTS): a fixed IPI to one
  *    physical destination, without shorthand and not to the broadcast ID.
- *  - fast-delivery (Linux 6.18 and later): any IPI that KVM can deliver
+ *  - fast-delivery (Linux 6.18 to 7.1): any IPI that KVM can deliver
  *    through its map of the VM's APICs, without walking every vCPU.  That
  *    takes every delivery mode, logical destinations and the self
  *    shorthand; not the ALL and ALL-BUT-SELF shorthands, nor the broadcast
  *    ID 0xffffffff, in either destination mode.
+ *  - fast-delivery-pmu-gate (Linux 7.2 and later): fast-delivery, except
+ *    that no write at all completes in the fastpath while the sender has a
+ *    mediated vPMU with a counter enabled, locally and in its global
+ *    control, that counts instructions retired: the emulated WRMSR must
+ *    then be counted, and KVM leaves that to the slow path (7.3's
+ *    kvm_pmu_is_fastpath_emulation_allowed(), which 7.2 has as well; 7.0
+ *    and 7.1 were not read).  Other vCPUs' counters do not matter, and
+ *    what is delivered does not change.  The two older policies ignore
+ *    the vPMU.
  *
- * Neither completes a write that faults (reserved bits).  Whether a logical
+ * None completes a write that faults (reserved bits).  Whether a logical
  * destination is routable through the map depends on the whole VM (struct
  * ipi_vm below): the map resolves logical IDs only while every APIC that is
  * enabled in IA32_APIC_BASE uses the same logical model, i.e. here all of
@@ -125,10 +134,15 @@ uint32_t x2apic_logical_id(uint32_t x2apic_id);
 enum ipi_policy {
 	IPI_POLICY_SINGLE_TARGET,
 	IPI_POLICY_FAST_DELIVERY,
+	IPI_POLICY_FAST_DELIVERY_PMU_GATE,
+	NR_IPI_POLICIES,
 };
 
-/* "single-target" or "fast-delivery" */
+/* "single-target", "fast-delivery" or "fast-delivery-pmu-gate" */
 const char *ipi_policy_name(enum ipi_policy policy);
+
+/* Does @policy take every IPI the APIC map can deliver (6.18 and later)? */
+bool ipi_policy_is_fast_delivery(enum ipi_policy policy);
 
 /* The policy of that name; false if there is none. */
 bool ipi_policy_parse(const char *name, enum ipi_policy *policy);
@@ -144,19 +158,27 @@ enum apic_state {
 	APIC_STATE_HW_DISABLED,		/* IA32_APIC_BASE.EN clear */
 };
 
-/* The VM-wide APIC state: vCPU i has x2APIC ID @x2apic_ids[i]. */
+/*
+ * The VM-wide state: vCPU i has x2APIC ID @x2apic_ids[i], and
+ * @pmu_counts_instructions[i] says whether its mediated vPMU has a counter
+ * enabled that counts instructions retired (only the sender's matters).
+ */
 struct ipi_vm {
 	unsigned int nr_vcpus;
 	const uint32_t *x2apic_ids;
 	const enum apic_state *apic;	/* NULL: all APIC_STATE_X2APIC */
+	const bool *pmu_counts_instructions;	/* NULL: none counts */
 };
 
 /* Does @policy complete a guest write of @raw in the fastpath? */
 bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy);
 
-/* The same, in the VM @vm (whose sender is in x2APIC mode). */
-bool icr_takes_fastpath_in(uint64_t raw, enum ipi_policy policy,
-			   const struct ipi_vm *vm);
+/*
+ * The same, written by vCPU @sender (in x2APIC mode) of the VM @vm (NULL:
+ * every APIC enabled in x2APIC mode, no vPMU counting).
+ */
+bool icr_takes_fastpath_in(uint64_t raw, unsigned int sender,
+			   enum ipi_policy policy, const struct ipi_vm *vm);
 
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
@@ -173,8 +195,9 @@ struct ipi_platform {
  */
 int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p);
 
-/* The same, in the VM @vm (NULL: every APIC enabled in x2APIC mode). */
-int icr_expected_fastpath_hits_in(uint64_t raw, const struct ipi_platform *p,
+/* The same, written by vCPU @sender of @vm, as icr_takes_fastpath_in(). */
+int icr_expected_fastpath_hits_in(uint64_t raw, unsigned int sender,
+				  const struct ipi_platform *p,
 				  const struct ipi_vm *vm);
 
 enum ipi_fate {

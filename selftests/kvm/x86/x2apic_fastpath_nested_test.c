@@ -30,7 +30,6 @@
 #define RECEIVER_ID		1
 #define L2_VECTOR		0xa0	/* round 1 */
 #define INTERCEPTED_VECTOR	0xa1	/* rounds 2 and 3 */
-#define L2_GUEST_STACK_SIZE	64
 #define X2APIC_ICR_MSR		(APIC_BASE_MSR + (APIC_ICR >> 4))
 
 enum { ROUND_L2_WRITES = 1, ROUND_L1_INTERCEPTS, ROUND_L1_EMULATES };
@@ -55,13 +54,13 @@ static uint64_t fixed_ipi(uint8_t vector)
 	return APIC_DM_FIXED | APIC_INT_ASSERT | vector | (uint64_t)RECEIVER_ID << 32;
 }
 
-static void l1_vmx(struct vmx_pages *vmx, unsigned long *l2_stack_top)
+static void l1_vmx(struct vmx_pages *vmx)
 {
 	uint8_t *write_bitmap = (uint8_t *)vmx->msr + 2048;
 
 	GUEST_ASSERT(prepare_for_vmx_operation(vmx));
 	GUEST_ASSERT(load_vmcs(vmx));
-	prepare_vmcs(vmx, l2_vmx_code, l2_stack_top);
+	prepare_vmcs(vmx, l2_vmx_code);
 	vmwrite(CPU_BASED_VM_EXEC_CONTROL,
 		vmreadz(CPU_BASED_VM_EXEC_CONTROL) | CPU_BASED_USE_MSR_BITMAPS);
 
@@ -72,18 +71,18 @@ static void l1_vmx(struct vmx_pages *vmx, unsigned long *l2_stack_top)
 
 	write_bitmap[X2APIC_ICR_MSR / 8] |= 1 << (X2APIC_ICR_MSR % 8);
 	vmwrite(GUEST_RIP, (uint64_t)l2_vmx_code);
-	vmwrite(GUEST_RSP, (uint64_t)l2_stack_top);
+	vmwrite(GUEST_RSP, (uint64_t)vmx->stack);
 	WRITE_ONCE(l2_icr, fixed_ipi(INTERCEPTED_VECTOR));
 	GUEST_ASSERT(!vmresume());
 	GUEST_ASSERT_EQ(vmreadz(VM_EXIT_REASON), EXIT_REASON_MSR_WRITE);
 }
 
-static void l1_svm(struct svm_test_data *svm, unsigned long *l2_stack_top)
+static void l1_svm(struct svm_test_data *svm)
 {
 	uint8_t *msrpm = svm->msr;
 	struct vmcb *vmcb = svm->vmcb;
 
-	generic_svm_setup(svm, l2_svm_code, l2_stack_top);
+	generic_svm_setup(svm, l2_svm_code);
 	WRITE_ONCE(l2_icr, fixed_ipi(L2_VECTOR));
 	run_guest(vmcb, svm->vmcb_gpa);
 	GUEST_ASSERT_EQ(vmcb->control.exit_code, SVM_EXIT_VMMCALL);
@@ -93,7 +92,7 @@ static void l1_svm(struct svm_test_data *svm, unsigned long *l2_stack_top)
 	msrpm[(X2APIC_ICR_MSR * 2 + 1) / 8] |= 1 << ((X2APIC_ICR_MSR * 2 + 1) % 8);
 	vmcb->control.intercept |= 1ULL << INTERCEPT_MSR_PROT;
 	vmcb->save.rip = (uint64_t)l2_svm_code;
-	vmcb->save.rsp = (uint64_t)l2_stack_top;
+	vmcb->save.rsp = (uint64_t)svm->stack;
 	WRITE_ONCE(l2_icr, fixed_ipi(INTERCEPTED_VECTOR));
 	run_guest(vmcb, svm->vmcb_gpa);
 	GUEST_ASSERT_EQ(vmcb->control.exit_code, SVM_EXIT_MSR);
@@ -102,14 +101,12 @@ static void l1_svm(struct svm_test_data *svm, unsigned long *l2_stack_top)
 
 static void l1_guest_code(void *nested)
 {
-	unsigned long l2_stack[L2_GUEST_STACK_SIZE];
-
 	asm volatile("cli");
 	x2apic_enable();
 	if (this_cpu_has(X86_FEATURE_VMX))
-		l1_vmx(nested, &l2_stack[L2_GUEST_STACK_SIZE]);
+		l1_vmx(nested);
 	else
-		l1_svm(nested, &l2_stack[L2_GUEST_STACK_SIZE]);
+		l1_svm(nested);
 	GUEST_SYNC(ROUND_L1_INTERCEPTS);
 
 	x2apic_write_reg(APIC_ICR, fixed_ipi(INTERCEPTED_VECTOR));

@@ -3,13 +3,16 @@
  * The x2APIC ICR fastpath under VM-wide APIC states.  Since Linux 6.18
  * whether KVM completes an ICR write in its fastpath depends on the APIC
  * modes and IDs of every vCPU, not only on the value written: a logical
- * destination takes it only while the VM's APIC map can route it.
+ * destination takes it only while the VM's APIC map can route it.  Since
+ * 7.2 it depends on the sender's vPMU too: while a mediated vPMU counts
+ * instructions retired, none of its vCPU's WRMSRs takes the fastpath.
  *
  * For each state below, every vCPU first puts its own APIC in the state
- * (x2APIC mode, then xAPIC mode, software- or hardware-disabled) and parks
- * in the host for good; vCPU 0, in x2APIC mode with interrupts off, then
- * writes each ICR of a table once.  For every write the host checks against
- * the oracle (ipi_oracle.h, struct ipi_vm):
+ * (x2APIC mode, then xAPIC mode, software- or hardware-disabled), and its
+ * vPMU where the state says so, and parks in the host for good; vCPU 0, in
+ * x2APIC mode with interrupts off, then writes each ICR of a table once.
+ * For every write the host checks against the oracle (ipi_oracle.h,
+ * struct ipi_vm):
  *
  *  - path: the sender's x2apic_icr_fastpath_writes stat rose by what the
  *    running kernel's policy says for that write in that VM;
@@ -21,10 +24,12 @@
  * is handled and there is nothing to wait for but its next ucall.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
+#include "pmu.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "lapic_irr.h"
@@ -42,6 +47,7 @@ struct vm_state {
 	unsigned int nr_vcpus;
 	uint32_t ids[MAX_VCPUS];		/* vCPU ID = x2APIC ID */
 	enum apic_state apic[MAX_VCPUS];	/* 0: APIC_STATE_X2APIC */
+	bool counts_insns[MAX_VCPUS];		/* its vPMU counts instructions */
 };
 
 /* vCPU 3 (ID 17) is the odd one where there is one. */
@@ -56,6 +62,8 @@ static const struct vm_state states[] = {
 	{ "sparse x2APIC IDs up to 0x3fe", 4, { 0, 1, 0x2f1, 0x3fe } },
 	{ "a full 16-member cluster", 17,
 	  { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } },
+	{ "mediated PMU counting instructions", 4, { 0, 1, 16, 17 },
+	  .counts_insns = { [SENDER] = true } },
 };
 
 /* Who an ICR of the table addresses, in a given state. */
@@ -92,9 +100,29 @@ static const struct icr_kind kinds[] = {
 
 static uint64_t icr_to_write;
 
-static void guest_code(uint32_t apic_state)
+#define EVNTSEL_COUNT	(ARCH_PERFMON_EVENTSEL_ENABLE | ARCH_PERFMON_EVENTSEL_OS | \
+			 ARCH_PERFMON_EVENTSEL_USR)
+
+/*
+ * General-purpose counter 0 counts instructions retired, enabled in the
+ * global control.  AMD's PerfCntrGlobalCtl (PerfMonV2) enables every
+ * counter from RESET, and a PMU without it has no global control at all.
+ */
+static void guest_count_instructions(void)
+{
+	if (host_cpu_is_intel) {
+		wrmsr(MSR_P6_EVNTSEL0, INTEL_ARCH_INSTRUCTIONS_RETIRED | EVNTSEL_COUNT);
+		wrmsr(MSR_CORE_PERF_GLOBAL_CTRL, BIT_ULL(0));
+	} else {
+		wrmsr(MSR_K7_EVNTSEL0, AMD_ZEN_INSTRUCTIONS_RETIRED | EVNTSEL_COUNT);
+	}
+}
+
+static void guest_code(uint32_t apic_state, uint32_t count_insns)
 {
 	asm volatile("cli");
+	if (count_insns)
+		guest_count_instructions();
 	x2apic_enable();
 	switch (apic_state) {
 	case APIC_STATE_XAPIC:
@@ -188,7 +216,7 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 		      const struct icr_kind *k)
 {
 	uint64_t icr = icr_of(k, s), before, hits;
-	int want_hits = icr_expected_fastpath_hits_in(icr, &platform, vm);
+	int want_hits = icr_expected_fastpath_hits_in(icr, SENDER, &platform, vm);
 	struct ipi_expectation e = ipi_expect_in(icr, SENDER, vm);
 	uint32_t got[MAX_VCPUS] = {};
 	uint64_t got_set = 0;
@@ -232,21 +260,72 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 			 s->name, k->name);
 }
 
+/*
+ * Why no vPMU can count instructions retired here, or NULL.  kvm_util's
+ * readers fail the test on a parameter that is absent, and older kernels
+ * (6.12) have no enable_mediated_pmu.
+ */
+static const char *pmu_counting_unsupported(void)
+{
+	const char *module = host_cpu_is_intel ? "kvm_intel" : "kvm_amd";
+	char param[96];
+
+	snprintf(param, sizeof(param), "/sys/module/%s/parameters/enable_mediated_pmu", module);
+	if (access(param, F_OK))
+		return "no enable_mediated_pmu parameter";
+	if (!(host_cpu_is_intel ? get_kvm_intel_param_bool("enable_mediated_pmu") :
+				  get_kvm_amd_param_bool("enable_mediated_pmu")))
+		return "enable_mediated_pmu is off";
+	if (!get_kvm_param_bool("enable_pmu"))
+		return "no PMU";
+	if (!host_cpu_is_intel)
+		return NULL;
+
+	/* Intel: a PMU with global control and a general-purpose counter. */
+	ksft_print_msg("vPMU: version %u, %u general-purpose counters\n",
+		       kvm_cpu_property(X86_PROPERTY_PMU_VERSION),
+		       kvm_cpu_property(X86_PROPERTY_PMU_NR_GP_COUNTERS));
+	if (kvm_cpu_property(X86_PROPERTY_PMU_VERSION) < 2 ||
+	    !kvm_cpu_property(X86_PROPERTY_PMU_NR_GP_COUNTERS))
+		return "no PMU";
+	if (!kvm_pmu_has(X86_PMU_FEATURE_INSNS_RETIRED))
+		return "no instructions retired event";
+	return NULL;
+}
+
+/* Why the state @s cannot be set up here, or NULL. */
+static const char *state_unsupported(const struct vm_state *s)
+{
+	uint32_t max_vcpu_id = kvm_check_cap(KVM_CAP_MAX_VCPU_ID);
+	unsigned int i;
+
+	if (max_id(s) >= max_vcpu_id) {
+		ksft_print_msg("%s: vCPU IDs up to 0x%x, KVM takes up to 0x%x\n", s->name,
+			       max_id(s), max_vcpu_id - 1);
+		return "vCPU IDs too high";
+	}
+	for (i = 0; i < s->nr_vcpus; i++)
+		if (s->counts_insns[i])
+			return pmu_counting_unsupported();
+	return NULL;
+}
+
 static void run_state(const struct vm_state *s)
 {
 	const struct ipi_vm vm = {
 		.nr_vcpus = s->nr_vcpus, .x2apic_ids = s->ids, .apic = s->apic,
+		.pmu_counts_instructions = s->counts_insns,
 	};
-	uint32_t max_vcpu_id = kvm_check_cap(KVM_CAP_MAX_VCPU_ID);
+	const char *why = state_unsupported(s);
 	struct kvm_vm *kvm_vm;
 	struct ucall uc;
 	unsigned int i;
 
-	if (max_id(s) >= max_vcpu_id) {
+	if (why) {
 		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
-			ksft_test_result_skip("%s: %s: path (vCPU IDs up to %u)\n", s->name,
-					      kinds[i].name, max_vcpu_id - 1);
-			ksft_test_result_skip("%s: %s: outcome\n", s->name, kinds[i].name);
+			ksft_test_result_skip("%s: %s: path (%s)\n", s->name, kinds[i].name, why);
+			ksft_test_result_skip("%s: %s: outcome (%s)\n", s->name, kinds[i].name,
+					      why);
 		}
 		return;
 	}
@@ -256,7 +335,7 @@ static void run_state(const struct vm_state *s)
 	have_stat = true;
 	for (i = 0; i < s->nr_vcpus; i++) {
 		vcpus[i] = vm_vcpu_add(kvm_vm, s->ids[i], guest_code);
-		vcpu_args_set(vcpus[i], 1, s->apic[i]);
+		vcpu_args_set(vcpus[i], 2, s->apic[i], s->counts_insns[i]);
 		have_stat &= vcpu_has_stat(vcpus[i], x2apic_icr_fastpath_writes);
 	}
 	/* Each vCPU puts its APIC in its state and parks; only the sender returns. */

@@ -123,7 +123,7 @@ static const char * const doing_names[] = {
 static struct epoch_params params;
 static struct mailbox mbox;
 static struct vcpu_counts counts[MAX_VCPUS];
-static struct guest_random_state isr_rng[MAX_VCPUS];
+static struct kvm_random_state isr_rng[MAX_VCPUS];
 
 /* ---- guest */
 
@@ -142,9 +142,9 @@ static uint32_t self_index(void)
 	return params.index_of_id[x2apic_read_reg(APIC_ID) & 0xff];
 }
 
-static void spin(struct guest_random_state *rng)
+static void spin(struct kvm_random_state *rng)
 {
-	uint32_t n = guest_random_u32(rng) % MAX_SPIN;
+	uint32_t n = kvm_random_u32(rng) % MAX_SPIN;
 
 	while (n--)
 		cpu_relax();
@@ -173,7 +173,7 @@ static void guest_ipi_isr(struct ex_regs *regs)
 		counts[me].received[sender]++;
 	else
 		counts[me].strays++;
-	if (__guest_random_bool(&isr_rng[me], 10)) {
+	if (__kvm_random_bool(&isr_rng[me], 10)) {
 		counts[me].late_acks++;
 		spin(&isr_rng[me]);
 	}
@@ -251,22 +251,22 @@ static void announce(uint32_t me, uint64_t targets, bool nmi, uint64_t icr)
 }
 
 /* A logical destination that includes vCPU @t and maybe others. */
-static uint32_t logical_dest(struct guest_random_state *rng, uint32_t t, bool xapic)
+static uint32_t logical_dest(struct kvm_random_state *rng, uint32_t t, bool xapic)
 {
 	if (xapic)
-		return params.flat_ldr[t] | (guest_random_u32(rng) & 0xff);
+		return params.flat_ldr[t] | (kvm_random_u32(rng) & 0xff);
 	/* x2APIC: t's cluster, its bit and random others of 16. */
-	return x2apic_logical_id(params.apic_ids[t]) | (guest_random_u32(rng) & 0xffff);
+	return x2apic_logical_id(params.apic_ids[t]) | (kvm_random_u32(rng) & 0xffff);
 }
 
-static uint64_t pick_icr(struct guest_random_state *rng, uint32_t me, bool xapic,
+static uint64_t pick_icr(struct kvm_random_state *rng, uint32_t me, bool xapic,
 			 enum kind *kind)
 {
-	uint32_t t = guest_random_u32(rng) % params.nr_vcpus;
+	uint32_t t = kvm_random_u32(rng) % params.nr_vcpus;
 	uint64_t vec = SENDER_VECTOR(me);
-	uint64_t level = guest_random_bool(rng) ? APIC_INT_LEVELTRIG | APIC_INT_ASSERT : 0;
+	uint64_t level = kvm_random_bool(rng) ? APIC_INT_LEVELTRIG | APIC_INT_ASSERT : 0;
 
-	*kind = guest_random_u32(rng) % NR_KINDS;
+	*kind = kvm_random_u32(rng) % NR_KINDS;
 	if (*kind == KIND_LOGICAL && xapic && !params.flat_ldr[t])
 		*kind = KIND_PHYSICAL;	/* no flat logical ID beyond 8 vCPUs */
 
@@ -298,7 +298,7 @@ static void xapic_send(uint64_t icr)
 	xapic_write_reg(APIC_ICR, (uint32_t)icr);
 }
 
-static void send_one(struct guest_random_state *rng, uint32_t me)
+static void send_one(struct kvm_random_state *rng, uint32_t me)
 {
 	struct ipi_expectation e;
 	enum kind kind;
@@ -338,16 +338,16 @@ static void send_one(struct guest_random_state *rng, uint32_t me)
 }
 
 /* Halt until an interrupt; the APIC timer bounds the wait. */
-static void halt_a_while(struct guest_random_state *rng, uint32_t me)
+static void halt_a_while(struct kvm_random_state *rng, uint32_t me)
 {
 	WRITE_ONCE(counts[me].doing, DOING_HALT);
 	asm volatile("cli");
-	apic_write(APIC_TMICT, 10000 + guest_random_u32(rng) % 90000);
+	apic_write(APIC_TMICT, 10000 + kvm_random_u32(rng) % 90000);
 	guest_halt_irqs_on();
 	counts[me].halts++;
 }
 
-static void masked_a_while(struct guest_random_state *rng, uint32_t me)
+static void masked_a_while(struct kvm_random_state *rng, uint32_t me)
 {
 	WRITE_ONCE(counts[me].doing, DOING_MASKED);
 	asm volatile("cli");
@@ -356,10 +356,10 @@ static void masked_a_while(struct guest_random_state *rng, uint32_t me)
 	counts[me].masked++;
 }
 
-static void tpr_raised_a_while(struct guest_random_state *rng, uint32_t me)
+static void tpr_raised_a_while(struct kvm_random_state *rng, uint32_t me)
 {
 	WRITE_ONCE(counts[me].doing, DOING_TPR);
-	apic_write(APIC_TASKPRI, (1 + guest_random_u32(rng) % 15) << 4);
+	apic_write(APIC_TASKPRI, (1 + kvm_random_u32(rng) % 15) << 4);
 	spin(rng);
 	apic_write(APIC_TASKPRI, 0);
 	counts[me].tpr_raises++;
@@ -388,7 +388,7 @@ static void finish_epoch(uint32_t me)
 
 static void checked_epoch(uint32_t me)
 {
-	struct guest_random_state rng = new_guest_random_state(params.seed + me);
+	struct kvm_random_state rng = new_kvm_random_state(params.seed + me);
 	uint32_t i, r;
 
 	__GUEST_ASSERT(self_index() == me, "vCPU %u: its APIC ID maps to vCPU %u",
@@ -397,13 +397,13 @@ static void checked_epoch(uint32_t me)
 	apic_write(APIC_TASKPRI, 0);
 	apic_write(APIC_TDCR, 0xb);	/* divide by 1 */
 	apic_write(APIC_LVTT, APIC_LVT_TIMER_ONESHOT | TIMER_VECTOR);
-	isr_rng[me] = new_guest_random_state(~params.seed - me);
+	isr_rng[me] = new_kvm_random_state(~params.seed - me);
 	asm volatile("sti");
 
 	for (i = 0; i < params.ops; i++) {
 		WRITE_ONCE(counts[me].op, i);
 		WRITE_ONCE(counts[me].doing, DOING_SEND);
-		r = guest_random_u32(&rng) % 100;
+		r = kvm_random_u32(&rng) % 100;
 		if (r < 6)
 			halt_a_while(&rng, me);
 		else if (r < 10)
@@ -423,14 +423,14 @@ static void checked_epoch(uint32_t me)
  */
 static void chaos_epoch(uint32_t me)
 {
-	struct guest_random_state rng = new_guest_random_state(params.seed + me);
+	struct kvm_random_state rng = new_kvm_random_state(params.seed + me);
 	uint64_t base, icr;
 	enum kind kind;
 	uint32_t i;
 
 	asm volatile("sti");
 	for (i = 0; i < params.ops || !READ_ONCE(mbox.chaos_over); i++) {
-		if (guest_random_u32(&rng) % 100 < 10) {
+		if (kvm_random_u32(&rng) % 100 < 10) {
 			masked_a_while(&rng, me);
 			continue;
 		}
@@ -1009,7 +1009,7 @@ static void run_epoch(int n)
 
 int main(int argc, char *argv[])
 {
-	unsigned int seed = guest_random_seed, ops = DEFAULT_OPS, i;
+	unsigned int seed = kvm_random_seed, ops = DEFAULT_OPS, i;
 	int opt, n, points = 0;
 
 	while ((opt = getopt(argc, argv, "v:o:s:")) != -1) {
