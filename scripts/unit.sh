@@ -47,14 +47,24 @@ for fixture in "$TOP"/scripts/tests/*.console; do
 	fi
 done
 
-# 3. Per kernel: patch hygiene and bisectability (scripts/series-hygiene.sh).
-for k in ${KERNELS:-$("$TOP/scripts/kernels.sh")}; do
+# 3. Per kernel: patch hygiene and bisectability (scripts/series-hygiene.sh),
+# the kernels side by side: much of it (unpacking, git add, checkpatch,
+# linking) runs on one core, so two of them keep both busy.
+kernels=${KERNELS:-$("$TOP/scripts/kernels.sh")}
+declare -A hygiene
+for k in $kernels; do
+	[ -z "$(source_missing "$k")" ] || continue
+	KERNEL=$k "$TOP/scripts/series-hygiene.sh" >"$work/hygiene-$k.out" 2>"$work/hygiene-$k.err" &
+	hygiene[$k]=$!
+done
+for k in $kernels; do
 	why=$(source_missing "$k")
 	if [ -n "$why" ]; then
 		result skip "$k: series hygiene: $why"
 		continue
 	fi
-	KERNEL=$k "$TOP/scripts/series-hygiene.sh" >"$work/hygiene-$k.out"
+	wait "${hygiene[$k]}"
+	sed "s/^/[$k] /" "$work/hygiene-$k.err" >&2
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*" # SKIP") line=${line#ok - }; result skip "${line% # SKIP}" ;;

@@ -38,7 +38,9 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
@@ -210,11 +212,22 @@ static void guest_timer_isr(struct ex_regs *regs)
 		apic_write(APIC_EOI, 0);
 }
 
+/*
+ * The bound of every wait for another vCPU.  The host tells its assertions
+ * (IN_TIME) from the others: they fail the epoch's delivery point.
+ */
+static bool in_time(uint64_t deadline)
+{
+	return rdtsc() < deadline;
+}
+
+#define IN_TIME "in_time(deadline)"
+
 static void wait_until_zero(uint32_t *p, uint64_t deadline, uint32_t me,
 			    uint32_t target, uint64_t icr)
 {
 	while (READ_ONCE(*p))
-		__GUEST_ASSERT(rdtsc() < deadline,
+		__GUEST_ASSERT(in_time(deadline),
 			       "vCPU %u: IPI to vCPU %u not taken within %u s (ICR 0x%lx)",
 			       me, target, params.wait_seconds, icr);
 }
@@ -375,13 +388,13 @@ static void finish_epoch(uint32_t me)
 	for (t = 0; t < params.nr_vcpus; t++) {
 		wait_until_zero(&mbox.pending[me][t], deadline, me, t, 0);
 		while (READ_ONCE(mbox.nmi_from[t]) == me + 1)
-			__GUEST_ASSERT(rdtsc() < deadline,
+			__GUEST_ASSERT(in_time(deadline),
 				       "vCPU %u: NMI to vCPU %u not taken within %u s",
 				       me, t, params.wait_seconds);
 	}
 	__atomic_fetch_add(&mbox.finished, 1, __ATOMIC_SEQ_CST);
 	while (READ_ONCE(mbox.finished) < params.nr_vcpus)
-		__GUEST_ASSERT(rdtsc() < deadline,
+		__GUEST_ASSERT(in_time(deadline),
 			       "vCPU %u: only %u vCPUs finished within %u s",
 			       me, READ_ONCE(mbox.finished), params.wait_seconds);
 }
@@ -581,6 +594,37 @@ static void report_progress(void)
 			       doing_names[READ_ONCE(host_counts[i].doing)]);
 }
 
+/* The epoch the vCPUs run, set before they start it. */
+static int running_epoch;
+static const char *running_name;
+
+/*
+ * A guest assertion ends the test with a failed point of the running epoch:
+ * a bounded wait for another vCPU that ran out (an IPI or an NMI not taken,
+ * a vCPU that did not finish) fails its delivery point, anything else a
+ * point of its own.  The first vCPU to assert reports; the others wait.
+ */
+static void __noreturn fail_epoch(struct ucall *uc)
+{
+	static bool failed;
+	const char *exp = (const char *)uc->args[GUEST_ERROR_STRING];
+	int n = READ_ONCE(running_epoch);
+	const char *name = READ_ONCE(running_name);
+
+	if (__atomic_exchange_n(&failed, true, __ATOMIC_SEQ_CST))
+		for (;;)
+			pause();
+	report_progress();
+	ksft_print_msg("%s:%lu: %s: %s\n", (const char *)uc->args[GUEST_FILE],
+		       uc->args[GUEST_LINE], exp, uc->buffer);
+	if (!strcmp(exp, IN_TIME))
+		ksft_test_result_fail("epoch %d (%s): every IPI and NMI taken within %u s\n",
+				      n, name, host_params->wait_seconds);
+	else
+		ksft_test_result_fail("epoch %d (%s): guest assertion\n", n, name);
+	ksft_exit_fail();
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu_ctl *c = arg;
@@ -601,8 +645,7 @@ static void *vcpu_thread(void *arg)
 			c->done = true;
 			break;
 		case UCALL_ABORT:
-			report_progress();
-			REPORT_GUEST_ASSERT(uc);
+			fail_epoch(&uc);
 		default:
 			TEST_FAIL("vCPU %u: unexpected exit %s", c->vcpu->id,
 				  exit_reason_str(c->vcpu->run->exit_reason));
@@ -987,6 +1030,8 @@ static void run_epoch(int n)
 	struct snapshot before;
 	unsigned int i;
 
+	WRITE_ONCE(running_epoch, n);
+	WRITE_ONCE(running_name, e->name);
 	if (!e->chaos) {
 		settle(e->settle, host_params);
 		for (i = 0; i < nr_vcpus; i++)
