@@ -16,6 +16,7 @@ set -euo pipefail
 unset DEBUG	# ours, not the selftests' (tools/ Makefiles read DEBUG=1 as "-O0")
 
 CANARIES=(kvm_binary_stats_test xapic_state_test)
+TESTS_2CPU=(x2apic_ipi_smp_test)
 KVM=$KTREE/tools/testing/selftests/kvm
 
 [ -d "$KOUT/usr/include/linux" ] || die "no kernel headers in $KOUT/usr/include: run 'make kernel' first"
@@ -60,3 +61,8 @@ cp "$TOP/scripts/guest-kselftest.sh" "$TESTS_OUT/kselftest-run.sh"
 	echo
 } >"$TESTS_OUT/tests.list"
 say "tests ready: $(tr '\n' ' ' <"$TESTS_OUT/tests.list")"
+
+# The two-CPU platforms (bochs-*-2cpu): the test that needs two host CPUs,
+# then the ones whose timing must hold where vCPUs really run at once.
+printf 'kvm/%s\n' "${TESTS_2CPU[@]}" >"$TESTS_OUT/tests-2cpu.list"
+say "two-CPU tests ready: $(tr '\n' ' ' <"$TESTS_OUT/tests-2cpu.list")"

@@ -43,6 +43,17 @@ RESULTS=${RESULTS:-$BUILD/results$dbg/$KERNEL}
 BZIMAGE=${BZIMAGE:-$KB/bzImage$dbg$pst}			# what the emulators boot
 INITRAMFS=${INITRAMFS:-$KB/initramfs.cpio}
 TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
+# ... on the two-CPU platforms (bochs-*-2cpu): beside TESTS_LIST; where there
+# is none (a mutant's or the bench's own list), TESTS_LIST itself
+TESTS_LIST_2CPU=${TESTS_LIST_2CPU:-$(dirname "$TESTS_LIST")/tests-2cpu.list}
+[ -f "$TESTS_LIST_2CPU" ] || [ ! -f "$TESTS_LIST" ] || TESTS_LIST_2CPU=$TESTS_LIST
+# tests_list_of PLATFORM: the list the guest runs there
+tests_list_of() {
+	case $1 in
+	*-2cpu) echo "$TESTS_LIST_2CPU" ;;
+	*) echo "$TESTS_LIST" ;;
+	esac
+}
 PATCHES=$TOP/patches/$KERNEL	# the series for this kernel
 JOBS=${JOBS:-$(nproc)}
 # deb_tarball K: where Debian's linux-source-K puts its tarball.  6.12 is

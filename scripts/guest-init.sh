@@ -20,8 +20,13 @@ limit=$(sed -n 's/.*kvmipi.timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
 # every time bound of the tests times this (vcpu_run_within.h)
 scale=$(sed -n 's/.*kvmipi.time_scale=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -z "$scale" ] || export KVM_SELFTEST_TIME_SCALE=$scale
+# make mutants: no more tests after the first failure (suite.sh)
+! grep -qw kvmipi.stop_on_failure /proc/cmdline || export STOP_ON_FAILURE=1
 
-sh /suite.sh /tests "${limit:-300}" 2>&1 | while IFS= read -r line; do
+# the run list: kvmipi.list=NAME on the two-CPU platforms
+list=$(sed -n 's/.*kvmipi.list=\([-a-z0-9.]*\).*/\1/p' /proc/cmdline)
+
+sh /suite.sh /tests "${limit:-300}" "/tests/${list:-tests.list}" 2>&1 | while IFS= read -r line; do
 	echo "<5>@@ $line" >/dev/kmsg
 done
 sync

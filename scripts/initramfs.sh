@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Pack the test initramfs: static busybox, scripts/guest-init.sh as /init,
-# and the built tests with their run list.
+# and the built tests with their run lists (tests.list; tests-2cpu.list for
+# the two-CPU platforms, which the kernel command line names).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -22,6 +23,7 @@ cp "$TOP/scripts/suite.sh" "$root/suite.sh"
 cp "$TOP/scripts/guest-timeout.sh" "$root/usr/bin/timeout"
 chmod +x "$root/init" "$root/usr/bin/timeout"
 cp "$TESTS_LIST" "$root/tests/tests.list"
+cp "$TESTS_LIST_2CPU" "$root/tests/tests-2cpu.list"
 
 # The kselftest runner and what it reads, as "make install" laid them out.
 cp -r "$TESTS_OUT/run_kselftest.sh" "$TESTS_OUT/kselftest" \
@@ -30,6 +32,6 @@ cp "$TESTS_OUT/kvm/settings" "$root/tests/kvm/"
 
 while read -r t _; do
 	[ -e "$root/tests/$t" ] || cp "$TESTS_OUT/$t" "$root/tests/$t"
-done <"$TESTS_LIST"
+done < <(cat "$TESTS_LIST" "$TESTS_LIST_2CPU")
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$INITRAMFS"
 say "initramfs ready: $INITRAMFS ($(du -h "$INITRAMFS" | cut -f1))"

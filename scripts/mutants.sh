@@ -10,8 +10,11 @@
 # in file order, so that each vendor's fastpath catches some of them within
 # make check's time budget; MUTANT_PLATFORMS="bochs-vmx bochs-svm" boots
 # each shared one on both (one build), about 8 more minutes per kernel.  A
-# "Cmdline: " line adds to the test kernel's command line.  A mutant is
-# caught only when it is caught on every platform it runs on.
+# "Cmdline: " line adds to the test kernel's command line; a "Tests: " line
+# runs those tests instead of MUTANT_TESTS (a race that only the two-CPU
+# test can see).  A mutant is caught only when it is caught on every
+# platform it runs on.  The guest stops at the first test that fails
+# (kvmipi.stop_on_failure): one failure catches the mutant.
 # Restores the normal kernel at the end.  Writes $RESULTS/mutants.counts.
 #
 # DEBUG=1 runs mutants/debug/ instead, on the debug kernel: bugs that only
@@ -81,10 +84,11 @@ for patch in "${MUTANTS[@]}"; do
 		platforms=${MUTANT_PLATFORMS:-${ALTERNATE[shared % 2]}}
 		shared=$((shared + 1))
 	fi
-	printf '%s\n' $MUTANT_TESTS >"$dir/tests.list"
+	tests=$(header Tests "$patch")
+	printf '%s\n' ${tests:-$MUTANT_TESTS} >"$dir/tests.list"
 	TESTS_LIST=$dir/tests.list INITRAMFS=$dir/initramfs.cpio "$TOP/scripts/initramfs.sh"
 	BZIMAGE=$dir/bzImage INITRAMFS=$dir/initramfs.cpio TESTS_LIST=$dir/tests.list \
-		EXTRA_CMDLINE="$(header Cmdline "$patch")" RESULTS=$dir/results \
+		EXTRA_CMDLINE="kvmipi.stop_on_failure $(header Cmdline "$patch")" RESULTS=$dir/results \
 		PLATFORMS="$platforms" "$TOP/scripts/run.sh" >"$dir/run.log" 2>&1
 	escaped=
 	for p in $platforms; do
@@ -103,7 +107,7 @@ for patch in "${MUTANTS[@]}"; do
 		else
 			# the tests' own words: which write, what path, what delivery
 			sed -n 's/\r$//; s/^.*@@ # //p' "$dir/results/$p/console.log" |
-				grep -E 'MISMATCH|fastpath \+[0-9]+, want|fastpath \+[0-9]+ over|handled|did not stop|still in KVM_RUN|drop the mark'
+				grep -E 'MISMATCH|fastpath \+[0-9]+, want|fastpath \+[0-9]+ over|handled|did not stop|still in KVM_RUN|drop the mark|slowest IPI|not completed within|taken [0-9]+ and [0-9]+ times'
 		fi 2>/dev/null | head -4 | sed "s/\r$//; s/^/#   $p: /"
 	done
 done

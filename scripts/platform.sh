@@ -5,6 +5,9 @@
 #   bochs-vmx  Bochs, tigerlake model, 1 CPU: VMX with EPT, the fastpath is live
 #   bochs-svm  Bochs, zambezi model (AMD family 15h), 1 CPU: SVM with NPT and
 #              NRIP save, the SVM fastpath is live
+#   bochs-vmx-2cpu, bochs-svm-2cpu
+#              the same with 2 CPUs, which really race (Bochs runs its CPUs
+#              in turns of at most 32 instructions), running tests-2cpu.list
 #   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 1 CPU: no NRIP save, no fastpath
 #   qemu-kvm   QEMU with KVM and nested virtualization (needs /dev/kvm)
 #   host       the running kernel (a patched machine)
@@ -27,7 +30,8 @@ CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
 [ -z "${EXTRA_CMDLINE:-}" ] || CMDLINE="$CMDLINE $EXTRA_CMDLINE"
 
 # platform: wall-clock limit (s), memory of the emulated machine (MiB)
-declare -A LIMIT=([bochs-vmx]=1500 [bochs-svm]=1500 [qemu-svm]=600 [qemu-kvm]=600 [host]=1800)
+declare -A LIMIT=([bochs-vmx]=1500 [bochs-svm]=1500 [bochs-vmx-2cpu]=1500 [bochs-svm-2cpu]=1500
+		 [qemu-svm]=600 [qemu-kvm]=600 [host]=1800)
 MEM=1024
 BOCHS_IPS= BOCHS_CMDLINE=
 if [ -n "$DEBUG" ]; then
@@ -39,7 +43,8 @@ if [ -n "$DEBUG" ]; then
 	# timer tick comes every 16,000 instructions, fewer than the debug
 	# kernel spends on one: the boot stalls after HPET setup.
 	CMDLINE="$CMDLINE kvmipi.kselftest_timeout=$TEST_TIMEOUT"
-	LIMIT=([bochs-vmx]=3000 [bochs-svm]=3000 [qemu-svm]=1200 [qemu-kvm]=1200 [host]=1800)
+	LIMIT=([bochs-vmx]=3000 [bochs-svm]=3000 [bochs-vmx-2cpu]=3000 [bochs-svm-2cpu]=3000
+	       [qemu-svm]=1200 [qemu-kvm]=1200 [host]=1800)
 	BOCHS_IPS=", ips=50000000"
 	# With BUG=y the tigerlake model's inconsistent CPUID (HT without a
 	# matching core count, XSAVE sizes) trips the kernel's own boot checks
@@ -57,8 +62,13 @@ fi
 # 4 M emulated instructions per emulated second (540 s of guest uptime in
 # 59 s): too little work fits in the guest-time bounds of the tests.  50 M
 # brings it near wall time.
-[ "$platform" != bochs-svm ] || BOCHS_IPS=", ips=50000000"
-[ "$KERNEL" = 6.12 ] || [ "$platform" != bochs-vmx ] || BOCHS_CMDLINE=" noxsave clearcpuid=ht"
+base=${platform%-2cpu}
+[ "$base" != bochs-svm ] || BOCHS_IPS=", ips=50000000"
+[ "$KERNEL" = 6.12 ] || [ "$base" != bochs-vmx ] || BOCHS_CMDLINE=" noxsave clearcpuid=ht"
+# The two-CPU platforms run their own list (scripts/build-tests.sh).
+case $platform in
+*-2cpu) CMDLINE="$CMDLINE kvmipi.list=tests-2cpu.list" BOCHS_CPUS=2 ;;
+esac
 
 mkdir -p "$out"
 rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log
@@ -190,8 +200,8 @@ run_host() {
 }
 
 case "$platform" in
-bochs-vmx) run_bochs tigerlake ;;
-bochs-svm) run_bochs zambezi ;;
+bochs-vmx|bochs-vmx-2cpu) run_bochs tigerlake ;;
+bochs-svm|bochs-svm-2cpu) run_bochs zambezi ;;
 qemu-svm)
 	# One CPU: with two, QEMU 7.2's TCG SVM delivers interrupts it injects
 	# into L2 a second time, late (a stale exception_index after VMRUN's
@@ -201,5 +211,5 @@ qemu-kvm)
 	host_has_kvm || die "qemu-kvm needs a usable /dev/kvm (CPU with vmx or svm) on this machine"
 	run_qemu kvm host 2 ;;
 host) run_host ;;
-*) die "unknown platform '$platform' (bochs-vmx, bochs-svm, qemu-svm, qemu-kvm, host)" ;;
+*) die "unknown platform '$platform' (bochs-vmx, bochs-svm, bochs-vmx-2cpu, bochs-svm-2cpu, qemu-svm, qemu-kvm, host)" ;;
 esac

@@ -75,6 +75,7 @@ BEGIN {
 line ~ /^CAPS / { caps = substr(line, 6); next }
 line ~ /^TIMEOUT/ { timeout = line; next }
 line == "END" { ended = 1; next }
+line == "STOPPED" { stopped = 1; next }
 
 line ~ /^TEST / {
 	cur = substr(line, 6)
@@ -140,7 +141,9 @@ END {
 	for (i = 1; i <= nwant; i++) {
 		t = want[i]
 		printf "%s", out[t]
-		if (!(t in rc)) {
+		if (!(t in rc) && stopped) {
+			result = "skip"; note = "SKIP not run: the suite stopped at its first failure"
+		} else if (!(t in rc)) {
 			result = "fail"
 			note = timeout != "" ? "no result: " timeout : "no result: the guest stopped before it ended"
 		} else if (rc[t] == 0) {
@@ -161,7 +164,7 @@ END {
 			       " but passed" xpass[t] ": update scripts/expected-failures"
 		}
 		printf "%s %d %s%s\n", result == "fail" ? "not ok" : "ok", i, t,
-		       result == "skip" ? " # SKIP" : result == "xfail" ? " # XFAIL " note : ""
+		       result == "skip" ? " # " note : result == "xfail" ? " # XFAIL " note : ""
 		if (result == "fail")
 			printf "# %s: %s\n", t, note
 		printf "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", platform, t, result,

@@ -11,7 +11,7 @@ set -euo pipefail
 
 default_platforms() {
 	local p=""
-	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx bochs-svm"
+	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx bochs-svm bochs-vmx-2cpu bochs-svm-2cpu"
 	command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-svm"
 	host_has_kvm && command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-kvm"
 	[ -n "$p" ] || die "no emulator installed: apt-get install bochs bochsbios vgabios qemu-system-x86 (or run 'make deps')"
@@ -33,7 +33,7 @@ for p in $PLATFORMS; do
 		printf '%s\tplatform-start\tfail\t-\t-\n' "$p" >>"$rows"
 		continue
 	fi
-	awk -v platform="$p" -v list="$TESTS_LIST" -v rows="$dir/rows.tsv" \
+	awk -v platform="$p" -v list="$(tests_list_of "$p")" -v rows="$dir/rows.tsv" \
 		-v xfails="$TOP/scripts/expected-failures" \
 		-f "$TOP/scripts/report.awk" "$dir/console.log" >"$dir/ktap"
 	cat "$dir/rows.tsv" >>"$rows"

@@ -10,6 +10,10 @@
 # usage: suite.sh DIR TIMEOUT_SECONDS [LIST]  (LIST defaults to DIR/tests.list;
 # each line names a test, optionally followed by its arguments)
 #
+# STOP_ON_FAILURE=1 (make mutants): after the first test that fails, print
+# "STOPPED" and run no more; a mutant is caught by one failure, and the rest
+# of the list would only cost time.
+#
 # A line "TEST @wrong-policy=POLICY" runs TEST with KVM_IPI_POLICY=POLICY,
 # the other kernel generation's fastpath rule, and inverts its verdict: it
 # passes only when path points fail ("not ok ...: fastpath +N" or "...:
@@ -81,5 +85,9 @@ while read -r t args; do
 		rc=$?
 	fi
 	echo "RC $rc $t0 $(uptime_s)"
+	if [ -n "${STOP_ON_FAILURE:-}" ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ]; then
+		echo "STOPPED"
+		break
+	fi
 done <"$list"
 echo "END"

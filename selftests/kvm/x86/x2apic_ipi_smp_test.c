@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * x2APIC IPIs between vCPUs that run on different host CPUs at the same
+ * time.  On one host CPU the receiver is never in guest mode while the
+ * sender writes its ICR, so KVM never has to kick a running vCPU out of the
+ * guest, nor race a vCPU that is on its way to sleep.  Here the sender and
+ * the receiver each have a host CPU of their own:
+ *
+ *  - running receiver: the receiver spins in the guest with interrupts on,
+ *    and each IPI must be taken within RUNNING_BOUND_US; an IPI that waits
+ *    for the receiver's next exit (the host's next tick) is too late;
+ *  - halting receiver: the receiver announces that it is about to halt and
+ *    halts; the sender waits a delay of a seeded sweep, then sends, so that
+ *    IPIs land all over KVM's way from the HLT exit to the sleep (halt
+ *    polling off for the VM).  Each must wake the receiver;
+ *  - moving vCPUs: the same halter and sender, as xapic_ipi_test's, while
+ *    the host moves both vCPU threads between host CPUs;
+ *  - concurrent APIC changes: both vCPUs change their APIC mode, ID and
+ *    logical ID at the same moment, one of them a swept delay after the
+ *    other, so that KVM rebuilds its map of the VM's APICs for both at once;
+ *    then one sends IPIs to every destination, and what each vCPU took is
+ *    checked against the model (ipi_oracle.h).
+ *
+ * The first three send a fixed physical IPI, which KVM's fastpath takes in
+ * every kernel generation, and a fixed ALL-BUT-SELF one, which it never
+ * takes; the sender's fastpath stat must say so.  Latencies are measured
+ * by the sender, from the ICR write to seeing the receiver's handler run,
+ * and printed as quantiles.  The sweeps span SWEEP_FACTOR times the median
+ * latency to a running receiver, measured first.  A lost IPI fails its
+ * case when the sender has waited LOSS_SECONDS for it.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
+#include "ipi_oracle.h"
+#include "ipi_platform.h"
+#include "vcpu_run_within.h"
+#include "vcpu_stats.h"
+#include "vcpu_thread.h"
+
+#define SENDER		0
+#define RECEIVER	1
+#define NR_VCPUS	2
+#define IPI_VECTOR	0xe0
+#define FENCE_VECTOR	0x40	/* a lower priority class than IPI_VECTOR */
+#define MAX_ROUNDS	1024
+#define APIC_ROUNDS	64
+#define MAX_DESTS	8
+#define XAPIC_LDR	0xd0	/* not in apic.h */
+#define XAPIC_DFR	0xe0
+#define XAPIC_DFR_FLAT	0xffffffff
+
+#define RUNNING_BOUND_US	(200 * test_time_scale())
+#define LOSS_SECONDS		(2 * test_time_scale())		/* guest seconds */
+#define HOST_SECONDS		(60 * test_time_scale())	/* per case */
+#define SWEEP_FACTOR		4	/* sweeps: times the running latency */
+
+enum ipi_kind { RUNNING, HALTING, MOVING, APIC_CHANGES };
+
+#define PHYSICAL_IPI	(APIC_DEST_PHYSICAL | APIC_DM_FIXED | IPI_VECTOR | \
+			 (uint64_t)RECEIVER << 32)
+#define ALLBUT_IPI	(APIC_DEST_ALLBUT | APIC_DM_FIXED | IPI_VECTOR)
+
+struct ipi_case {
+	const char *name;
+	enum ipi_kind kind;
+	uint64_t icr;
+	uint32_t rounds;
+};
+
+static const struct ipi_case cases[] = {
+	{ "running receiver, fixed physical IPI", RUNNING, PHYSICAL_IPI, 64 },
+	{ "running receiver, fixed ALL-BUT-SELF IPI", RUNNING, ALLBUT_IPI, 64 },
+	{ "halting receiver, fixed physical IPI", HALTING, PHYSICAL_IPI, 256 },
+	{ "halting receiver, fixed ALL-BUT-SELF IPI", HALTING, ALLBUT_IPI, 256 },
+	{ "moving vCPUs, fixed physical IPI", MOVING, PHYSICAL_IPI, 1024 },
+	{ "moving vCPUs, fixed ALL-BUT-SELF IPI", MOVING, ALLBUT_IPI, 1024 },
+	{ "concurrent APIC changes", APIC_CHANGES, 0, APIC_ROUNDS },
+};
+
+/* One round of the concurrent-changes case: the state, then the IPIs. */
+struct apic_round {
+	bool xapic;
+	uint8_t id[NR_VCPUS];	/* xAPIC IDs; in x2APIC mode the vCPU IDs */
+	uint8_t ldr[NR_VCPUS];	/* xAPIC flat logical IDs */
+	uint64_t delay[NR_VCPUS];	/* TSC ticks from meeting to changing */
+	uint32_t nr_icrs;
+	uint64_t icr[MAX_DESTS];	/* as ipi_expect_xapic() takes them */
+};
+
+/* Host -> guest, before the vCPUs run. */
+static uint32_t ipi_kind;
+static uint32_t rounds;
+static uint64_t icr;
+static uint64_t loss_tsc;
+static uint64_t delay_tsc[MAX_ROUNDS];
+static struct apic_round plan[APIC_ROUNDS];
+
+/* Guest <-> guest, and guest -> host. */
+static uint32_t announced;	/* the round the receiver waits in */
+static uint32_t sent;		/* ICR writes of the sender */
+static uint32_t taken;		/* IPIs the receiver handled */
+static uint32_t lost;		/* the first round not completed in time */
+static uint64_t latency[MAX_ROUNDS];
+static uint32_t arrived;	/* vcpus_meet() of the concurrent-changes case */
+static uint32_t cur_round;
+static uint32_t done_round;
+static uint32_t irqs[NR_VCPUS], fences[NR_VCPUS];
+static uint32_t got[APIC_ROUNDS][MAX_DESTS][NR_VCPUS];
+
+static void ipi_handler(struct ex_regs *regs)
+{
+	WRITE_ONCE(taken, taken + 1);
+	x2apic_write_reg(APIC_EOI, 0);
+}
+
+/* Spin until *@p reaches @want or @limit TSC ticks pass. */
+static bool wait_for(uint32_t *p, uint32_t want, uint64_t limit)
+{
+	uint64_t start = rdtsc();
+
+	while (READ_ONCE(*p) < want) {
+		if (rdtsc() - start > limit)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+static void receiver_main(void)
+{
+	uint32_t r;
+
+	x2apic_enable();
+	for (r = 1; r <= rounds && !READ_ONCE(lost); r++) {
+		WRITE_ONCE(announced, r);
+		if (ipi_kind == RUNNING) {
+			sti();
+			while (READ_ONCE(taken) < r && !READ_ONCE(lost))
+				cpu_relax();
+			cli();
+			continue;
+		}
+		while (READ_ONCE(taken) < r && !READ_ONCE(lost)) {
+			safe_halt();
+			cli();
+		}
+	}
+	GUEST_DONE();
+}
+
+static void sender_main(void)
+{
+	uint64_t start;
+	uint32_t r;
+
+	x2apic_enable();
+	for (r = 1; r <= rounds; r++) {
+		if (!wait_for(&announced, r, loss_tsc))
+			break;
+		start = rdtsc();
+		while (rdtsc() - start < delay_tsc[r - 1])
+			cpu_relax();
+		start = rdtsc();
+		x2apic_write_reg(APIC_ICR, icr);
+		WRITE_ONCE(sent, r);
+		if (!wait_for(&taken, r, loss_tsc))
+			break;
+		latency[r - 1] = rdtsc() - start;
+	}
+	if (r <= rounds)
+		WRITE_ONCE(lost, r);
+	GUEST_DONE();
+}
+
+/* ---- concurrent APIC changes */
+
+static void vcpus_meet(uint32_t n)
+{
+	__atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
+	__GUEST_ASSERT(wait_for(&arrived, n * NR_VCPUS, loss_tsc),
+		       "barrier %u: %u vCPUs arrived", n, READ_ONCE(arrived));
+}
+
+static uint32_t apic_index(void)
+{
+	const struct apic_round *p = &plan[READ_ONCE(cur_round)];
+	uint32_t id, i;
+
+	if (!p->xapic)
+		return x2apic_read_reg(APIC_ID);
+	id = xapic_read_reg(APIC_ID) >> 24;
+	for (i = 0; i < NR_VCPUS; i++)
+		if (p->id[i] == id)
+			return i;
+	__GUEST_ASSERT(0, "no vCPU has xAPIC ID 0x%x in round %u", id, cur_round);
+	return 0;
+}
+
+static void apic_eoi(void)
+{
+	if (plan[READ_ONCE(cur_round)].xapic)
+		xapic_write_reg(APIC_EOI, 0);
+	else
+		x2apic_write_reg(APIC_EOI, 0);
+}
+
+static void counted_ipi_handler(struct ex_regs *regs)
+{
+	__atomic_add_fetch(&irqs[apic_index()], 1, __ATOMIC_SEQ_CST);
+	apic_eoi();
+}
+
+static void fence_handler(struct ex_regs *regs)
+{
+	__atomic_add_fetch(&fences[apic_index()], 1, __ATOMIC_SEQ_CST);
+	apic_eoi();
+}
+
+static void set_apic_state(const struct apic_round *p, uint32_t me)
+{
+	if (!p->xapic) {
+		x2apic_enable();
+		return;
+	}
+	xapic_enable();
+	xapic_write_reg(APIC_ID, p->id[me] << 24);
+	xapic_write_reg(XAPIC_DFR, XAPIC_DFR_FLAT);
+	xapic_write_reg(XAPIC_LDR, p->ldr[me] << 24);
+}
+
+static void ipi_write(bool xapic, uint64_t value)
+{
+	if (xapic) {
+		xapic_write_reg(APIC_ICR2, value >> 32);
+		xapic_write_reg(APIC_ICR, (uint32_t)value);
+	} else {
+		x2apic_write_reg(APIC_ICR, value);
+	}
+}
+
+/* Send each IPI of round @r, each followed by a fence to all. */
+static bool send_round(uint32_t r, uint32_t *nr_fences)
+{
+	const struct apic_round *p = &plan[r];
+	uint32_t before[NR_VCPUS], d, i;
+
+	WRITE_ONCE(cur_round, r);
+	sti();
+	for (d = 0; d < p->nr_icrs; d++) {
+		for (i = 0; i < NR_VCPUS; i++)
+			before[i] = READ_ONCE(irqs[i]);
+		ipi_write(p->xapic, p->icr[d]);
+		ipi_write(p->xapic, APIC_DEST_ALLINC | APIC_DM_FIXED | FENCE_VECTOR);
+		++*nr_fences;
+		for (i = 0; i < NR_VCPUS; i++)
+			if (!wait_for(&fences[i], *nr_fences, loss_tsc))
+				return false;
+		for (i = 0; i < NR_VCPUS; i++)
+			got[r][d][i] = READ_ONCE(irqs[i]) - before[i];
+	}
+	cli();
+	return true;
+}
+
+static void apic_changes_main(uint32_t me)
+{
+	uint32_t r, nr_fences = 0;
+	uint64_t start;
+
+	for (r = 0; r < rounds; r++) {
+		vcpus_meet(2 * r + 1);
+		start = rdtsc();
+		while (rdtsc() - start < plan[r].delay[me])
+			cpu_relax();
+		set_apic_state(&plan[r], me);
+		vcpus_meet(2 * r + 2);
+		if (me != SENDER) {
+			sti();
+			while (READ_ONCE(done_round) <= r && !READ_ONCE(lost))
+				cpu_relax();
+			cli();
+		} else if (!send_round(r, &nr_fences)) {
+			WRITE_ONCE(lost, r + 1);
+		} else {
+			WRITE_ONCE(done_round, r + 1);
+		}
+		if (READ_ONCE(lost))
+			break;
+	}
+	GUEST_DONE();
+}
+
+/* ---- host */
+
+static int cpus[NR_VCPUS];
+static unsigned int nr_allowed;
+static int allowed[CPU_SETSIZE];
+static uint64_t sweep_tsc;
+
+static void no_op_signal(int sig)
+{
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t tsc_to_us(uint64_t tsc)
+{
+	return tsc * 1000 / guest_tsc_khz;
+}
+
+/* Print the quantiles of @n latencies, sorting them; returns the median. */
+static uint64_t print_latencies(const char *name, uint64_t *lat, uint32_t n)
+{
+	if (!n)
+		return 0;
+	qsort(lat, n, sizeof(*lat), cmp_u64);
+	ksft_print_msg("%s: %u IPIs, latency us p50 %lu, p90 %lu, p99 %lu, max %lu\n",
+		       name, n, tsc_to_us(lat[n / 2]), tsc_to_us(lat[n * 9 / 10]),
+		       tsc_to_us(lat[n * 99 / 100]), tsc_to_us(lat[n - 1]));
+	return lat[n / 2];
+}
+
+/* Stratified sweep: round i waits somewhere in the i-th slice of the range. */
+static void plan_delays(const struct ipi_case *c)
+{
+	uint64_t slice = sweep_tsc / c->rounds;
+	uint32_t i;
+
+	for (i = 0; i < c->rounds; i++)
+		delay_tsc[i] = c->kind == HALTING ?
+			       i * slice + (slice ? random() % slice : 0) : 0;
+	if (c->kind == HALTING)
+		ksft_print_msg("%s: delays swept over 0-%lu us\n", c->name,
+			       tsc_to_us(sweep_tsc));
+}
+
+static void plan_apic_rounds(void)
+{
+	static const uint8_t bits[] = { 1, 2, 4, 8 };
+	uint64_t slice = 2 * sweep_tsc / APIC_ROUNDS, delay;
+	uint32_t r, i, d;
+	bool xapic = false;
+
+	for (r = 0; r < APIC_ROUNDS; r++) {
+		struct apic_round *p = &plan[r];
+
+		/* a change every round: leave x2APIC, or change IDs or mode */
+		xapic = !xapic || (random() & 1);
+		p->xapic = xapic;
+		p->id[0] = random() % 4;
+		p->id[1] = (p->id[0] + 1 + random() % 3) % 4;
+		for (i = 0; i < NR_VCPUS; i++) {
+			p->ldr[i] = bits[random() % 4];
+			if (!xapic)
+				p->id[i] = i;
+		}
+		d = 0;
+		if (xapic) {
+			for (i = 0; i < 4; i++)
+				p->icr[d++] = icr_with_dest(IPI_VECTOR, i, true);
+			for (i = 0; i < 4; i++)
+				p->icr[d++] = icr_with_dest(IPI_VECTOR | APIC_DEST_LOGICAL,
+							    bits[i], true);
+		} else {
+			for (i = 0; i < 3; i++)
+				p->icr[d++] = icr_with_dest(IPI_VECTOR, i, false);
+			for (i = 0; i < NR_VCPUS; i++)
+				p->icr[d++] = icr_with_dest(IPI_VECTOR | APIC_DEST_LOGICAL,
+							    x2apic_logical_id(i), false);
+		}
+		p->nr_icrs = d;
+		/* which vCPU changes first, and by how much: a stratified sweep */
+		delay = r * 2 * sweep_tsc / APIC_ROUNDS +
+			(slice ? random() % slice : 0);
+		p->delay[0] = delay < sweep_tsc ? sweep_tsc - delay : 0;
+		p->delay[1] = delay < sweep_tsc ? 0 : delay - sweep_tsc;
+	}
+}
+
+/* Did every IPI of every round reach whom the model says? */
+static bool check_apic_rounds(struct kvm_vm *vm, uint32_t done)
+{
+	uint32_t ids[NR_VCPUS], r, d, i, bad = 0;
+	uint8_t ldr[NR_VCPUS];
+	struct ipi_expectation e;
+	char what[96], want[64];
+
+	sync_global_from_guest(vm, got);
+	for (r = 0; r < done; r++) {
+		const struct apic_round *p = &plan[r];
+
+		for (i = 0; i < NR_VCPUS; i++) {
+			ids[i] = p->id[i];
+			ldr[i] = p->ldr[i];
+		}
+		for (d = 0; d < p->nr_icrs; d++) {
+			e = p->xapic ? ipi_expect_xapic(p->icr[d], SENDER, ids, ldr, NR_VCPUS) :
+				       ipi_expect(p->icr[d], SENDER, ids, NR_VCPUS);
+			if (ipi_received_as(&e, got[r][d], NR_VCPUS))
+				continue;
+			bad++;
+			icr_format(p->icr[d], what, sizeof(what));
+			ipi_format_vcpus(e.targets, ids, NR_VCPUS, want, sizeof(want));
+			ksft_print_msg("round %u (%s, IDs 0x%x 0x%x, LDRs 0x%x 0x%x): %s\n",
+				       r, p->xapic ? "xAPIC" : "x2APIC", p->id[0], p->id[1],
+				       ldr[0], ldr[1], what);
+			ksft_print_msg("  taken %u and %u times, want %s %s\n",
+				       got[r][d][0], got[r][d][1], ipi_fate_name(e.fate), want);
+		}
+	}
+	return !bad;
+}
+
+/* Move each vCPU thread to a random allowed CPU until the sender is done. */
+static unsigned int move_until_done(struct vcpu_thread *ctl)
+{
+	time_t end = time(NULL) + HOST_SECONDS;
+	unsigned int moves = 0, i;
+	bool stopped;
+
+	while (!(stopped = vcpu_thread_stopped_within(&ctl[SENDER], 0)) &&
+	       time(NULL) < end) {
+		for (i = 0; i < NR_VCPUS; i++)
+			pin_task_to_cpu(ctl[i].thread, allowed[random() % nr_allowed]);
+		moves++;
+	}
+	if (stopped)
+		sem_post(&ctl[SENDER].stopped);	/* for vcpu_finished() */
+	return moves;
+}
+
+/* Wait for a vCPU to finish; take it out of KVM_RUN if it does not. */
+static bool vcpu_finished(struct vcpu_thread *t, unsigned int seconds)
+{
+	if (vcpu_thread_stopped_within(t, seconds))
+		return !t->run_errno && t->ucall == UCALL_DONE;
+	pthread_kill(t->thread, SIGUSR1);
+	TEST_ASSERT(vcpu_thread_stopped_within(t, seconds),
+		    "vCPU %u stays in KVM_RUN after a signal", t->vcpu->id);
+	return false;
+}
+
+static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
+{
+	struct kvm_vcpu *vcpus[NR_VCPUS];
+	struct vcpu_thread ctl[NR_VCPUS];
+	uint64_t hits, lat[MAX_ROUNDS];
+	uint32_t done, i, moves = 0;
+	uint64_t halts, wakeups;
+	bool have_stat, finished;
+	struct kvm_vm *vm;
+	const char *why;
+
+	vm = vm_create_with_vcpus(NR_VCPUS, NULL, vcpus);
+	if (c->kind == APIC_CHANGES) {
+		for (i = 0; i < NR_VCPUS; i++) {
+			vcpu_arch_set_entry_point(vcpus[i], apic_changes_main);
+			vcpu_args_set(vcpus[i], 1, i);
+		}
+		vm_install_exception_handler(vm, IPI_VECTOR, counted_ipi_handler);
+		vm_install_exception_handler(vm, FENCE_VECTOR, fence_handler);
+		virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
+		plan_apic_rounds();
+		sync_global_to_guest(vm, plan);
+		ksft_print_msg("%s: changes offset by up to %lu us either way\n",
+			       c->name, tsc_to_us(sweep_tsc));
+	} else {
+		vcpu_arch_set_entry_point(vcpus[SENDER], sender_main);
+		vcpu_arch_set_entry_point(vcpus[RECEIVER], receiver_main);
+		vm_install_exception_handler(vm, IPI_VECTOR, ipi_handler);
+		plan_delays(c);
+		sync_global_to_guest(vm, delay_tsc);
+	}
+	/* the halting receiver must go to sleep, not poll */
+	if (c->kind == HALTING && kvm_has_cap(KVM_CAP_HALT_POLL))
+		vm_enable_cap(vm, KVM_CAP_HALT_POLL, 0);
+	ipi_kind = c->kind;
+	rounds = c->rounds;
+	icr = c->icr;
+	loss_tsc = (uint64_t)LOSS_SECONDS * guest_tsc_khz * 1000;
+	sync_global_to_guest(vm, ipi_kind);
+	sync_global_to_guest(vm, rounds);
+	sync_global_to_guest(vm, icr);
+	sync_global_to_guest(vm, loss_tsc);
+	/* on 6.12 this opens the stats fd, which cannot wait for KVM_RUN */
+	have_stat = vcpu_has_stat(vcpus[SENDER], x2apic_icr_fastpath_writes);
+	hits = ipi_fastpath_hits(vcpus[SENDER], have_stat);
+	TEST_ASSERT(vcpu_has_stat(vcpus[RECEIVER], halt_wakeup), "no halt_wakeup stat");
+	halts = vcpu_get_stat(vcpus[RECEIVER], halt_exits);
+	wakeups = vcpu_get_stat(vcpus[RECEIVER], halt_wakeup);
+
+	for (i = 0; i < NR_VCPUS; i++) {
+		vcpu_thread_start(&ctl[i], vcpus[i]);
+		pin_task_to_cpu(ctl[i].thread, cpus[i]);
+	}
+	for (i = 0; i < NR_VCPUS; i++)
+		vcpu_thread_resume(&ctl[i]);
+	if (c->kind == MOVING)
+		moves = move_until_done(ctl);
+	finished = vcpu_finished(&ctl[SENDER], HOST_SECONDS);
+	finished &= vcpu_finished(&ctl[RECEIVER], LOSS_SECONDS + 1);
+	hits = ipi_fastpath_hits(vcpus[SENDER], have_stat) - hits;
+	halts = vcpu_get_stat(vcpus[RECEIVER], halt_exits) - halts;
+	wakeups = vcpu_get_stat(vcpus[RECEIVER], halt_wakeup) - wakeups;
+	sync_global_from_guest(vm, lost);
+	sync_global_from_guest(vm, latency);
+	sync_global_from_guest(vm, taken);
+	sync_global_from_guest(vm, sent);
+
+	done = lost ? lost - 1 : c->rounds;
+	if (lost)
+		ksft_print_msg("%s: round %u not completed within %u s\n",
+			       c->name, lost, LOSS_SECONDS);
+	if (!finished)
+		ksft_print_msg("%s: a vCPU did not finish\n", c->name);
+	if (moves)
+		ksft_print_msg("%s: %u moves of both vCPU threads\n", c->name, moves);
+	/* how many IPIs found the receiver asleep, and how many before */
+	if (c->kind == HALTING || c->kind == MOVING)
+		ksft_print_msg("%s: receiver halted %lu times, woken from sleep %lu times\n",
+			       c->name, halts, wakeups);
+
+	if (c->kind == APIC_CHANGES) {
+		ksft_test_result(finished && !lost && check_apic_rounds(vm, done),
+				 "%s: every IPI as the model says\n", c->name);
+	} else {
+		uint64_t bound = (uint64_t)RUNNING_BOUND_US * guest_tsc_khz / 1000;
+		uint64_t median;
+
+		memcpy(lat, latency, done * sizeof(lat[0]));
+		median = print_latencies(c->name, lat, done);
+		if (c->kind == RUNNING && c->icr == PHYSICAL_IPI)
+			sweep_tsc = SWEEP_FACTOR * median;
+		if (c->kind == RUNNING && done && lat[done - 1] > bound)
+			ksft_print_msg("%s: slowest IPI %lu us, bound %u us\n", c->name,
+				       tsc_to_us(lat[done - 1]), RUNNING_BOUND_US);
+		ksft_test_result(finished && !lost && taken == c->rounds &&
+				 (c->kind != RUNNING || lat[done - 1] <= bound),
+				 "%s: every IPI taken in time\n", c->name);
+
+		why = ipi_path_unprovable(pf, have_stat);
+		if (why) {
+			ksft_test_result_skip("%s: path (%s)\n", c->name, why);
+		} else {
+			uint64_t want = c->icr == PHYSICAL_IPI ? sent : 0;
+
+			if (hits != want)
+				ksft_print_msg("%s: fastpath +%lu, want +%lu\n",
+					       c->name, hits, want);
+			ksft_test_result(hits == want, "%s: path\n", c->name);
+		}
+	}
+	for (i = 0; i < NR_VCPUS; i++)
+		vcpu_thread_join(&ctl[i]);
+	kvm_vm_free(vm);
+}
+
+int main(int argc, char *argv[])
+{
+	struct sigaction sa = { .sa_handler = no_op_signal };
+	struct ipi_platform pf;
+	unsigned int seed = 1, i, points = 0;
+	cpu_set_t set;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "s:")) != -1) {
+		switch (opt) {
+		case 's':
+			seed = atoi_non_negative("seed", optarg);
+			break;
+		default:
+			ksft_exit_fail_msg("usage: %s [-s seed]\n", argv[0]);
+		}
+	}
+	TEST_ASSERT(!sched_getaffinity(0, sizeof(set), &set), "sched_getaffinity");
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set))
+			allowed[nr_allowed++] = i;
+	if (nr_allowed < NR_VCPUS)
+		ksft_exit_skip("needs %d host CPUs to run vCPUs on at once, has %u\n",
+			       NR_VCPUS, nr_allowed);
+	for (i = 0; i < NR_VCPUS; i++)
+		cpus[i] = allowed[i];
+	TEST_ASSERT(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	pf = ipi_platform_probe();
+	srandom(seed);
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		points += cases[i].kind == APIC_CHANGES ? 1 : 2;
+	ksft_print_header();
+	ksft_set_plan(points);
+	ksft_print_msg("seed %u, vCPUs on host CPUs %d and %d of %u\n",
+		       seed, cpus[0], cpus[1], nr_allowed);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		run_case(&cases[i], &pf);
+	ksft_finished();
+}
