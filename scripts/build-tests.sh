@@ -16,7 +16,11 @@ set -euo pipefail
 unset DEBUG	# ours, not the selftests' (tools/ Makefiles read DEBUG=1 as "-O0")
 
 CANARIES=(kvm_binary_stats_test xapic_state_test)
-TESTS_2CPU=(x2apic_ipi_smp_test)
+# the two-CPU platforms' list: the test that needs two host CPUs, then tests
+# whose timing must hold where vCPUs really run at once (the stress test
+# with one vCPU per CPU)
+TESTS_2CPU=(x2apic_ipi_smp_test x2apic_hlt_wakeup_test "x2apic_ipi_stress_test -v 2"
+	    x2apic_ipi_matrix_test)
 KVM=$KTREE/tools/testing/selftests/kvm
 
 [ -d "$KOUT/usr/include/linux" ] || die "no kernel headers in $KOUT/usr/include: run 'make kernel' first"
@@ -62,7 +66,6 @@ cp "$TOP/scripts/guest-kselftest.sh" "$TESTS_OUT/kselftest-run.sh"
 } >"$TESTS_OUT/tests.list"
 say "tests ready: $(tr '\n' ' ' <"$TESTS_OUT/tests.list")"
 
-# The two-CPU platforms (bochs-*-2cpu): the test that needs two host CPUs,
-# then the ones whose timing must hold where vCPUs really run at once.
+# The two-CPU platforms (bochs-*-2cpu), TESTS_2CPU above.
 printf 'kvm/%s\n' "${TESTS_2CPU[@]}" >"$TESTS_OUT/tests-2cpu.list"
 say "two-CPU tests ready: $(tr '\n' ' ' <"$TESTS_OUT/tests-2cpu.list")"

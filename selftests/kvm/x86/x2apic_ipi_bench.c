@@ -14,8 +14,11 @@
  * self (the sender pings and pongs itself); then xAPIC MMIO.  Which of them
  * the fastpath takes depends on the kernel's policy (6.12: physical only;
  * 6.18 and later: all four).  Receiver halted or busy-polling with
- * interrupts on.  Under an emulator the cycles are the emulator's, not the
- * hardware's.
+ * interrupts on.  With two host CPUs or more, the sender and the receiver
+ * run pinned to two of them, so that a polling receiver is in guest mode
+ * while the sender writes its ICR (KVM must kick it out of the guest); on
+ * one CPU they share it.  Under an emulator the cycles are the emulator's,
+ * not the hardware's.
  *
  * usage: x2apic_ipi_bench [-n samples] [-r]   (-r: print every sample)
  */
@@ -58,6 +61,9 @@ static uint64_t t_received, t_ponged;
 static uint32_t pongs;
 static uint32_t rx_ready;
 static struct sample samples[MAX_SAMPLES];
+
+/* Host CPUs for the sender and the receiver, -1 where there is one CPU. */
+static int cpu_of[2] = { -1, -1 };
 
 static uint64_t tsc(void)
 {
@@ -299,6 +305,10 @@ static void bench_vm(bool xapic_mode)
 	guest_samples = addr_gva2hva(vm, (gva_t)samples);
 
 	vcpu_thread_start(&receiver_thread, receiver);
+	if (cpu_of[RECEIVER_ID] >= 0) {
+		pin_self_to_cpu(cpu_of[SENDER_ID]);
+		pin_task_to_cpu(receiver_thread.thread, cpu_of[RECEIVER_ID]);
+	}
 	vcpu_thread_resume(&receiver_thread);
 	sender_run(sender, UCALL_SYNC);
 	wait_receiver_ready(vm);
@@ -412,8 +422,9 @@ static void print_stats(void)
 int main(int argc, char *argv[])
 {
 	struct ipi_platform platform = ipi_platform_probe();
+	int opt, cpu, nr_cpus = 0;
 	char desc[128];
-	int opt;
+	cpu_set_t set;
 
 	while ((opt = getopt(argc, argv, "n:r")) != -1) {
 		switch (opt) {
@@ -431,11 +442,23 @@ int main(int argc, char *argv[])
 	TEST_ASSERT(n_samples > 0 && n_samples <= MAX_SAMPLES,
 		    "-n takes 1 to %d samples", MAX_SAMPLES);
 
+	TEST_ASSERT(!sched_getaffinity(0, sizeof(set), &set), "sched_getaffinity");
+	for (cpu = 0; cpu < CPU_SETSIZE && nr_cpus < 2; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpu_of[nr_cpus++] = cpu;
+	if (nr_cpus < 2)
+		cpu_of[0] = cpu_of[1] = -1;
+
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	printf("# x2APIC IPI benchmark, %u samples per case after %d warm-up pings\n",
 	       n_samples, WARMUP);
 	printf("# platform: %s\n", desc);
 	print_cpu_model();
+	if (cpu_of[RECEIVER_ID] >= 0)
+		printf("# sender on host CPU %d, receiver on host CPU %d\n",
+		       cpu_of[SENDER_ID], cpu_of[RECEIVER_ID]);
+	else
+		printf("# sender and receiver share one host CPU\n");
 	printf("# cycles are guest TSC cycles; under an emulator they are the emulator's,\n"
 	       "# not hardware's\n");
 

@@ -17,17 +17,18 @@
  *    the host moves both vCPU threads between host CPUs;
  *  - concurrent APIC changes: both vCPUs change their APIC mode, ID and
  *    logical ID at the same moment, one of them a swept delay after the
- *    other, so that KVM rebuilds its map of the VM's APICs for both at once;
- *    then one sends IPIs to every destination, and what each vCPU took is
- *    checked against the model (ipi_oracle.h).
+ *    other (up to the time one APIC write takes, either way), so that KVM
+ *    rebuilds its map of the VM's APICs for both at once.  Then one sends
+ *    IPIs to every destination, and what each vCPU took is checked
+ *    against the model (ipi_oracle.h).
  *
  * The first three send a fixed physical IPI, which KVM's fastpath takes in
  * every kernel generation, and a fixed ALL-BUT-SELF one, which it never
  * takes; the sender's fastpath stat must say so.  Latencies are measured
  * by the sender, from the ICR write to seeing the receiver's handler run,
- * and printed as quantiles.  The sweeps span SWEEP_FACTOR times the median
- * latency to a running receiver, measured first.  A lost IPI fails its
- * case when the sender has waited LOSS_SECONDS for it.
+ * and printed as quantiles.  The halting and moving sweeps span SWEEP_FACTOR
+ * times the median latency to a running receiver, measured first.  A lost
+ * IPI fails its case when the sender has waited LOSS_SECONDS for it.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -50,8 +51,16 @@
 #define IPI_VECTOR	0xe0
 #define FENCE_VECTOR	0x40	/* a lower priority class than IPI_VECTOR */
 #define MAX_ROUNDS	1024
-#define APIC_ROUNDS	64
-#define MAX_DESTS	8
+#define APIC_ROUNDS	32
+#define MAX_DESTS	4	/* IPIs per round of APIC changes */
+/*
+ * vCPUs that never run, in the concurrent-changes VM: software-disabled
+ * xAPICs with IDs 2 to 31 that KVM's map must hold as well, so that each
+ * rebuild of it takes longer, as in a VM with more vCPUs than host CPUs.
+ * The running ones take xAPIC IDs among xapic_ids[].
+ */
+#define BYSTANDERS	30
+static const uint8_t xapic_ids[] = { 0, 1, 32, 33 };
 #define XAPIC_LDR	0xd0	/* not in apic.h */
 #define XAPIC_DFR	0xe0
 #define XAPIC_DFR_FLAT	0xffffffff
@@ -59,7 +68,7 @@
 #define RUNNING_BOUND_US	(200 * test_time_scale())
 #define LOSS_SECONDS		(2 * test_time_scale())		/* guest seconds */
 #define HOST_SECONDS		(60 * test_time_scale())	/* per case */
-#define SWEEP_FACTOR		4	/* sweeps: times the running latency */
+#define SWEEP_FACTOR		4	/* delay sweeps: times the running latency */
 
 enum ipi_kind { RUNNING, HALTING, MOVING, APIC_CHANGES };
 
@@ -89,7 +98,8 @@ struct apic_round {
 	bool xapic;
 	uint8_t id[NR_VCPUS];	/* xAPIC IDs; in x2APIC mode the vCPU IDs */
 	uint8_t ldr[NR_VCPUS];	/* xAPIC flat logical IDs */
-	uint64_t delay[NR_VCPUS];	/* TSC ticks from meeting to changing */
+	uint32_t delay[NR_VCPUS];	/* from meeting to changing, in 1/1024 of
+					 * the time an APIC write takes */
 	uint32_t nr_icrs;
 	uint64_t icr[MAX_DESTS];	/* as ipi_expect_xapic() takes them */
 };
@@ -111,8 +121,9 @@ static uint64_t latency[MAX_ROUNDS];
 static uint32_t arrived;	/* vcpus_meet() of the concurrent-changes case */
 static uint32_t cur_round;
 static uint32_t done_round;
-static uint32_t irqs[NR_VCPUS], fences[NR_VCPUS];
+static uint32_t irqs[MAX_DESTS][NR_VCPUS], fences[NR_VCPUS];
 static uint32_t got[APIC_ROUNDS][MAX_DESTS][NR_VCPUS];
+static uint64_t apic_write_ticks[NR_VCPUS];
 
 static void ipi_handler(struct ex_regs *regs)
 {
@@ -188,19 +199,13 @@ static void vcpus_meet(uint32_t n)
 		       "barrier %u: %u vCPUs arrived", n, READ_ONCE(arrived));
 }
 
+/*
+ * The vCPU a handler runs on: its index, which the host put in its GS base
+ * (the guest does not use GS), as its APIC ID is what this case changes.
+ */
 static uint32_t apic_index(void)
 {
-	const struct apic_round *p = &plan[READ_ONCE(cur_round)];
-	uint32_t id, i;
-
-	if (!p->xapic)
-		return x2apic_read_reg(APIC_ID);
-	id = xapic_read_reg(APIC_ID) >> 24;
-	for (i = 0; i < NR_VCPUS; i++)
-		if (p->id[i] == id)
-			return i;
-	__GUEST_ASSERT(0, "no vCPU has xAPIC ID 0x%x in round %u", id, cur_round);
-	return 0;
+	return rdmsr(MSR_GS_BASE);
 }
 
 static void apic_eoi(void)
@@ -213,7 +218,8 @@ static void apic_eoi(void)
 
 static void counted_ipi_handler(struct ex_regs *regs)
 {
-	__atomic_add_fetch(&irqs[apic_index()], 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&irqs[regs->vector - IPI_VECTOR][apic_index()], 1,
+			   __ATOMIC_SEQ_CST);
 	apic_eoi();
 }
 
@@ -223,15 +229,19 @@ static void fence_handler(struct ex_regs *regs)
 	apic_eoi();
 }
 
-static void set_apic_state(const struct apic_round *p, uint32_t me)
+/* From the state of round @prev (NULL: the reset state) to that of @p. */
+static void set_apic_state(const struct apic_round *p,
+			   const struct apic_round *prev, uint32_t me)
 {
 	if (!p->xapic) {
 		x2apic_enable();
 		return;
 	}
-	xapic_enable();
+	if (!prev || !prev->xapic) {
+		xapic_enable();
+		xapic_write_reg(XAPIC_DFR, XAPIC_DFR_FLAT);
+	}
 	xapic_write_reg(APIC_ID, p->id[me] << 24);
-	xapic_write_reg(XAPIC_DFR, XAPIC_DFR_FLAT);
 	xapic_write_reg(XAPIC_LDR, p->ldr[me] << 24);
 }
 
@@ -245,48 +255,66 @@ static void ipi_write(bool xapic, uint64_t value)
 	}
 }
 
-/* Send each IPI of round @r, each followed by a fence to all. */
-static bool send_round(uint32_t r, uint32_t *nr_fences)
+/*
+ * Send the IPIs of round @r, a vector each, then a fence to all: a vCPU
+ * that handled the fence, of a lower priority class, handled them first.
+ */
+static bool send_round(uint32_t r, uint32_t nr_fences)
 {
 	const struct apic_round *p = &plan[r];
-	uint32_t before[NR_VCPUS], d, i;
+	uint32_t before[MAX_DESTS][NR_VCPUS], d, i;
 
 	WRITE_ONCE(cur_round, r);
+	memcpy(before, irqs, sizeof(before));
 	sti();
-	for (d = 0; d < p->nr_icrs; d++) {
-		for (i = 0; i < NR_VCPUS; i++)
-			before[i] = READ_ONCE(irqs[i]);
+	for (d = 0; d < p->nr_icrs; d++)
 		ipi_write(p->xapic, p->icr[d]);
-		ipi_write(p->xapic, APIC_DEST_ALLINC | APIC_DM_FIXED | FENCE_VECTOR);
-		++*nr_fences;
-		for (i = 0; i < NR_VCPUS; i++)
-			if (!wait_for(&fences[i], *nr_fences, loss_tsc))
-				return false;
-		for (i = 0; i < NR_VCPUS; i++)
-			got[r][d][i] = READ_ONCE(irqs[i]) - before[i];
-	}
+	ipi_write(p->xapic, APIC_DEST_ALLINC | APIC_DM_FIXED | FENCE_VECTOR);
+	for (i = 0; i < NR_VCPUS; i++)
+		if (!wait_for(&fences[i], nr_fences, loss_tsc))
+			return false;
 	cli();
+	for (d = 0; d < p->nr_icrs; d++)
+		for (i = 0; i < NR_VCPUS; i++)
+			got[r][d][i] = READ_ONCE(irqs[d][i]) - before[d][i];
 	return true;
+}
+
+/* The fewest TSC ticks one xAPIC LDR write (an exit, a map rebuild) took. */
+static uint64_t apic_write_tsc(void)
+{
+	uint64_t start, t, least = -1ULL;
+	int i;
+
+	xapic_enable();
+	for (i = 0; i < 8; i++) {
+		start = rdtsc();
+		xapic_write_reg(XAPIC_LDR, 0);
+		t = rdtsc() - start;
+		least = t < least ? t : least;
+	}
+	return least;
 }
 
 static void apic_changes_main(uint32_t me)
 {
-	uint32_t r, nr_fences = 0;
-	uint64_t start;
+	uint64_t start, write_tsc = apic_write_tsc();
+	uint32_t r;
 
+	apic_write_ticks[me] = write_tsc;
 	for (r = 0; r < rounds; r++) {
 		vcpus_meet(2 * r + 1);
 		start = rdtsc();
-		while (rdtsc() - start < plan[r].delay[me])
+		while (rdtsc() - start < write_tsc * plan[r].delay[me] / 1024)
 			cpu_relax();
-		set_apic_state(&plan[r], me);
+		set_apic_state(&plan[r], r ? &plan[r - 1] : NULL, me);
 		vcpus_meet(2 * r + 2);
 		if (me != SENDER) {
 			sti();
 			while (READ_ONCE(done_round) <= r && !READ_ONCE(lost))
 				cpu_relax();
 			cli();
-		} else if (!send_round(r, &nr_fences)) {
+		} else if (!send_round(r, r + 1)) {
 			WRITE_ONCE(lost, r + 1);
 		} else {
 			WRITE_ONCE(done_round, r + 1);
@@ -339,9 +367,9 @@ static void plan_delays(const struct ipi_case *c)
 	uint32_t i;
 
 	for (i = 0; i < c->rounds; i++)
-		delay_tsc[i] = c->kind == HALTING ?
+		delay_tsc[i] = c->kind == HALTING || c->kind == MOVING ?
 			       i * slice + (slice ? random() % slice : 0) : 0;
-	if (c->kind == HALTING)
+	if (c->kind == HALTING || c->kind == MOVING)
 		ksft_print_msg("%s: delays swept over 0-%lu us\n", c->name,
 			       tsc_to_us(sweep_tsc));
 }
@@ -349,7 +377,7 @@ static void plan_delays(const struct ipi_case *c)
 static void plan_apic_rounds(void)
 {
 	static const uint8_t bits[] = { 1, 2, 4, 8 };
-	uint64_t slice = 2 * sweep_tsc / APIC_ROUNDS, delay;
+	uint32_t slice = 2 * 1024 / APIC_ROUNDS, delay;
 	uint32_t r, i, d;
 	bool xapic = false;
 
@@ -357,35 +385,29 @@ static void plan_apic_rounds(void)
 		struct apic_round *p = &plan[r];
 
 		/* a change every round: leave x2APIC, or change IDs or mode */
-		xapic = !xapic || (random() & 1);
+		xapic = !xapic || (random() % 8);
 		p->xapic = xapic;
-		p->id[0] = random() % 4;
-		p->id[1] = (p->id[0] + 1 + random() % 3) % 4;
+		i = random() % 4;
+		p->id[0] = xapic_ids[i];
+		p->id[1] = xapic_ids[(i + 1 + random() % 3) % 4];
 		for (i = 0; i < NR_VCPUS; i++) {
 			p->ldr[i] = bits[random() % 4];
 			if (!xapic)
 				p->id[i] = i;
 		}
+		/* to each vCPU's new physical and logical ID, a vector each */
 		d = 0;
-		if (xapic) {
-			for (i = 0; i < 4; i++)
-				p->icr[d++] = icr_with_dest(IPI_VECTOR, i, true);
-			for (i = 0; i < 4; i++)
-				p->icr[d++] = icr_with_dest(IPI_VECTOR | APIC_DEST_LOGICAL,
-							    bits[i], true);
-		} else {
-			for (i = 0; i < 3; i++)
-				p->icr[d++] = icr_with_dest(IPI_VECTOR, i, false);
-			for (i = 0; i < NR_VCPUS; i++)
-				p->icr[d++] = icr_with_dest(IPI_VECTOR | APIC_DEST_LOGICAL,
-							    x2apic_logical_id(i), false);
-		}
+		for (i = 0; i < NR_VCPUS; i++, d++)
+			p->icr[d] = icr_with_dest(IPI_VECTOR + d, p->id[i], xapic);
+		for (i = 0; i < NR_VCPUS; i++, d++)
+			p->icr[d] = icr_with_dest((IPI_VECTOR + d) | APIC_DEST_LOGICAL,
+						  xapic ? p->ldr[i] : x2apic_logical_id(i),
+						  xapic);
 		p->nr_icrs = d;
 		/* which vCPU changes first, and by how much: a stratified sweep */
-		delay = r * 2 * sweep_tsc / APIC_ROUNDS +
-			(slice ? random() % slice : 0);
-		p->delay[0] = delay < sweep_tsc ? sweep_tsc - delay : 0;
-		p->delay[1] = delay < sweep_tsc ? 0 : delay - sweep_tsc;
+		delay = r * slice + random() % slice;
+		p->delay[0] = delay < 1024 ? 1024 - delay : 0;
+		p->delay[1] = delay < 1024 ? 0 : delay - 1024;
 	}
 }
 
@@ -398,6 +420,9 @@ static bool check_apic_rounds(struct kvm_vm *vm, uint32_t done)
 	char what[96], want[64];
 
 	sync_global_from_guest(vm, got);
+	sync_global_from_guest(vm, apic_write_ticks);
+	ksft_print_msg("concurrent APIC changes: an xAPIC LDR write takes %lu and %lu ns, the sweep's range\n",
+		       tsc_to_us(1000 * apic_write_ticks[0]), tsc_to_us(1000 * apic_write_ticks[1]));
 	for (r = 0; r < done; r++) {
 		const struct apic_round *p = &plan[r];
 
@@ -454,7 +479,7 @@ static bool vcpu_finished(struct vcpu_thread *t, unsigned int seconds)
 
 static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 {
-	struct kvm_vcpu *vcpus[NR_VCPUS];
+	struct kvm_vcpu *vcpus[NR_VCPUS + BYSTANDERS];
 	struct vcpu_thread ctl[NR_VCPUS];
 	uint64_t hits, lat[MAX_ROUNDS];
 	uint32_t done, i, moves = 0;
@@ -463,19 +488,20 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 	struct kvm_vm *vm;
 	const char *why;
 
-	vm = vm_create_with_vcpus(NR_VCPUS, NULL, vcpus);
+	vm = vm_create_with_vcpus(NR_VCPUS + (c->kind == APIC_CHANGES ? BYSTANDERS : 0),
+				  NULL, vcpus);
 	if (c->kind == APIC_CHANGES) {
 		for (i = 0; i < NR_VCPUS; i++) {
 			vcpu_arch_set_entry_point(vcpus[i], apic_changes_main);
 			vcpu_args_set(vcpus[i], 1, i);
+			vcpu_set_msr(vcpus[i], MSR_GS_BASE, i);
 		}
-		vm_install_exception_handler(vm, IPI_VECTOR, counted_ipi_handler);
+		for (i = 0; i < MAX_DESTS; i++)
+			vm_install_exception_handler(vm, IPI_VECTOR + i, counted_ipi_handler);
 		vm_install_exception_handler(vm, FENCE_VECTOR, fence_handler);
 		virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
 		plan_apic_rounds();
 		sync_global_to_guest(vm, plan);
-		ksft_print_msg("%s: changes offset by up to %lu us either way\n",
-			       c->name, tsc_to_us(sweep_tsc));
 	} else {
 		vcpu_arch_set_entry_point(vcpus[SENDER], sender_main);
 		vcpu_arch_set_entry_point(vcpus[RECEIVER], receiver_main);
