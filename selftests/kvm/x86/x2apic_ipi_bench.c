@@ -446,8 +446,10 @@ int main(int argc, char *argv[])
 	for (cpu = 0; cpu < CPU_SETSIZE && nr_cpus < 2; cpu++)
 		if (CPU_ISSET(cpu, &set))
 			cpu_of[nr_cpus++] = cpu;
-	if (nr_cpus < 2)
-		cpu_of[0] = cpu_of[1] = -1;
+	if (nr_cpus < 2) {
+		cpu_of[SENDER_ID] = -1;
+		cpu_of[RECEIVER_ID] = -1;
+	}
 
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	printf("# x2APIC IPI benchmark, %u samples per case after %d warm-up pings\n",
