@@ -62,7 +62,7 @@ static uint32_t pongs;
 static uint32_t rx_ready;
 static struct sample samples[MAX_SAMPLES];
 
-/* Host CPUs for the sender and the receiver, -1 where there is one CPU. */
+/* Host CPUs for the sender and the receiver; the receiver's is -1 on one CPU. */
 static int cpu_of[2] = { -1, -1 };
 
 static uint64_t tsc(void)
@@ -446,10 +446,6 @@ int main(int argc, char *argv[])
 	for (cpu = 0; cpu < CPU_SETSIZE && nr_cpus < 2; cpu++)
 		if (CPU_ISSET(cpu, &set))
 			cpu_of[nr_cpus++] = cpu;
-	if (nr_cpus < 2) {
-		cpu_of[SENDER_ID] = -1;
-		cpu_of[RECEIVER_ID] = -1;
-	}
 
 	ipi_platform_describe(&platform, desc, sizeof(desc));
 	printf("# x2APIC IPI benchmark, %u samples per case after %d warm-up pings\n",

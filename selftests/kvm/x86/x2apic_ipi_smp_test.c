@@ -66,7 +66,7 @@ static const uint8_t xapic_ids[] = { 0, 1, 32, 33 };
 #define XAPIC_DFR_FLAT	0xffffffff
 
 #define RUNNING_BOUND_US	(200 * test_time_scale())
-#define LOSS_SECONDS		(1 * test_time_scale())		/* guest seconds */
+#define LOSS_SECONDS		(2 * test_time_scale())		/* guest seconds */
 #define HOST_SECONDS		(60 * test_time_scale())	/* per case */
 #define SWEEP_FACTOR		4	/* delay sweeps: times the running latency */
 
@@ -143,6 +143,15 @@ static bool wait_for(uint32_t *p, uint32_t want, uint64_t limit)
 	return true;
 }
 
+/* Spin for @ticks of the TSC. */
+static void spin_tsc(uint64_t ticks)
+{
+	uint64_t start = rdtsc();
+
+	while (rdtsc() - start < ticks)
+		cpu_relax();
+}
+
 static void receiver_main(void)
 {
 	uint32_t r;
@@ -174,9 +183,7 @@ static void sender_main(void)
 	for (r = 1; r <= rounds; r++) {
 		if (!wait_for(&announced, r, loss_tsc))
 			break;
-		start = rdtsc();
-		while (rdtsc() - start < delay_tsc[r - 1])
-			cpu_relax();
+		spin_tsc(delay_tsc[r - 1]);
 		start = rdtsc();
 		x2apic_write_reg(APIC_ICR, icr);
 		WRITE_ONCE(sent, r);
@@ -195,7 +202,7 @@ static void vcpus_meet(uint32_t n)
 {
 	__atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
 	__GUEST_ASSERT(wait_for(&arrived, n * NR_VCPUS, loss_tsc),
-		       "barrier %u: %u vCPUs arrived", n, READ_ONCE(arrived));
+		       "meeting %u: %u vCPUs arrived", n, READ_ONCE(arrived));
 }
 
 /*
@@ -297,15 +304,13 @@ static uint64_t apic_write_tsc(void)
 
 static void apic_changes_main(uint32_t me)
 {
-	uint64_t start, write_tsc = apic_write_tsc();
+	uint64_t write_tsc = apic_write_tsc();
 	uint32_t r;
 
 	apic_write_ticks[me] = write_tsc;
 	for (r = 0; r < rounds; r++) {
 		vcpus_meet(2 * r + 1);
-		start = rdtsc();
-		while (rdtsc() - start < write_tsc * plan[r].delay[me] / 1024)
-			cpu_relax();
+		spin_tsc(write_tsc * plan[r].delay[me] / 1024);
 		set_apic_state(&plan[r], r ? &plan[r - 1] : NULL, me);
 		vcpus_meet(2 * r + 2);
 		if (me != SENDER) {
@@ -362,13 +367,13 @@ static uint64_t print_latencies(const char *name, uint64_t *lat, uint32_t n)
 /* Stratified sweep: round i waits somewhere in the i-th slice of the range. */
 static void plan_delays(const struct ipi_case *c)
 {
-	uint64_t slice = sweep_tsc / c->rounds;
+	bool swept = c->kind == HALTING || c->kind == MOVING;
+	uint64_t slice = swept ? sweep_tsc / c->rounds : 0;
 	uint32_t i;
 
 	for (i = 0; i < c->rounds; i++)
-		delay_tsc[i] = c->kind == HALTING || c->kind == MOVING ?
-			       i * slice + (slice ? random() % slice : 0) : 0;
-	if (c->kind == HALTING || c->kind == MOVING)
+		delay_tsc[i] = i * slice + (slice ? random() % slice : 0);
+	if (swept)
 		ksft_print_msg("%s: delays swept over 0-%lu us\n", c->name,
 			       tsc_to_us(sweep_tsc));
 }
@@ -451,12 +456,17 @@ static bool check_apic_rounds(struct kvm_vm *vm, uint32_t done)
 /* Move each vCPU thread to a random allowed CPU until the sender is done. */
 static unsigned int move_until_done(struct vcpu_thread *ctl)
 {
-	time_t end = time(NULL) + HOST_SECONDS;
 	unsigned int moves = 0, i;
+	struct timespec now, end;
 	bool stopped;
 
-	while (!(stopped = vcpu_thread_stopped_within(&ctl[SENDER], 0)) &&
-	       time(NULL) < end) {
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += HOST_SECONDS;
+	for (;;) {
+		stopped = vcpu_thread_stopped_within(&ctl[SENDER], 0);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (stopped || now.tv_sec >= end.tv_sec)
+			break;
 		for (i = 0; i < NR_VCPUS; i++)
 			pin_task_to_cpu(ctl[i].thread, allowed[random() % nr_allowed]);
 		moves++;
