@@ -47,9 +47,9 @@ bool vcpu_thread_stopped_within(struct vcpu_thread *t, unsigned int seconds)
 {
 	struct timespec deadline;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += seconds;
-	while (sem_timedwait(&t->stopped, &deadline))
+	while (sem_clockwait(&t->stopped, CLOCK_MONOTONIC, &deadline))
 		if (errno != EINTR)
 			return false;
 	return true;

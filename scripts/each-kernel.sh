@@ -83,6 +83,16 @@ for k in $kernels; do
 		f=$((f + 1))
 	fi
 done
+# make run: every test names its points alike in every run (CI tracks them)
+if [ "$counts" = run ]; then
+	echo
+	KERNELS=$kernels "$TOP/scripts/ktap-names.sh" "$top"
+	if read -r np nf ns <"$top/names.counts" 2>/dev/null; then
+		p=$((p + np)) f=$((f + nf)) s=$((s + ns))
+	else
+		f=$((f + 1))
+	fi
+fi
 echo "$p $f $s $x" >"$top/$counts.counts"
 # make run: the policy picture from every kernel's matrix results
 [ "$counts" != run ] || KERNELS=$kernels RESULTS=$top "$TOP/scripts/policy-picture.sh" ||

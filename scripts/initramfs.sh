@@ -15,7 +15,11 @@ need_cmd cpio cpio
 
 root=$KB/initramfs
 rm -rf "$root"
-mkdir -p "$root"/{bin,dev,proc,sys,tmp,usr/bin,tests/kvm}
+mkdir -p "$root"/{bin,dev,etc,proc,sys,tmp,usr/bin,tests/kvm}
+# the user the "@nonroot" runs run as (suite.sh)
+echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
+echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>"$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 cp "$BUSYBOX" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$TOP/scripts/guest-init.sh" "$root/init"

@@ -26,7 +26,9 @@
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-MUTANT_TESTS="kvm/x2apic_fastpath_stat_test kvm/x2apic_fastpath_vm_state_test kvm/x2apic_fastpath_nested_test kvm/x2apic_ipi_matrix_test"
+# the matrix with -d: once more with the fastpath off, compared
+MUTANT_TESTS=(kvm/x2apic_fastpath_stat_test kvm/x2apic_fastpath_vm_state_test
+	      kvm/x2apic_fastpath_nested_test "kvm/x2apic_ipi_matrix_test -d")
 # MUTANT=GLOB runs only the mutants whose names match (e.g. MUTANT='svm-*')
 MUTANTS=("$TOP"/mutants/$KERNEL/${MUTANT:-*}.patch)
 ALTERNATE=(bochs-vmx bochs-svm)
@@ -34,7 +36,7 @@ top_results=$RESULTS
 mutants_out=$KB/mutants
 if [ -n "$DEBUG" ]; then
 	say "DEBUG=1: debug-only mutants (mutants/debug/); the fastpath mutants run without DEBUG"
-	MUTANT_TESTS="kvm/x2apic_fastpath_stat_test"
+	MUTANT_TESTS=(kvm/x2apic_fastpath_stat_test)
 	MUTANTS=("$TOP"/mutants/$KERNEL/debug/${MUTANT:-*}.patch)
 	mutants_out=$KB/mutants-debug
 fi
@@ -85,7 +87,11 @@ for patch in "${MUTANTS[@]}"; do
 		shared=$((shared + 1))
 	fi
 	tests=$(header Tests "$patch")
-	printf '%s\n' ${tests:-$MUTANT_TESTS} >"$dir/tests.list"
+	if [ -n "$tests" ]; then
+		printf '%s\n' $tests
+	else
+		printf '%s\n' "${MUTANT_TESTS[@]}"
+	fi >"$dir/tests.list"
 	TESTS_LIST=$dir/tests.list INITRAMFS=$dir/initramfs.cpio "$TOP/scripts/initramfs.sh"
 	BZIMAGE=$dir/bzImage INITRAMFS=$dir/initramfs.cpio TESTS_LIST=$dir/tests.list \
 		EXTRA_CMDLINE="kvmipi.stop_on_failure $(header Cmdline "$patch")" RESULTS=$dir/results \

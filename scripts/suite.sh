@@ -20,6 +20,9 @@
 # path ...") and every delivery point still passes, which proves this
 # kernel's path checks can fail.  Where the fastpath cannot run
 # ("fastpath=off"), no rule can show: it SKIPs (exit status 4).
+#
+# A line "TEST [ARGS] @nonroot" runs TEST as the user nobody (where the
+# suite runs as root): whatever needs root must then skip, with the reason.
 dir=$1
 limit=$2
 list=${3:-$dir/tests.list}
@@ -53,7 +56,7 @@ must_fail_on_path() {
 		echo "# FAIL: every path check passed under the wrong policy"
 		return 1
 	fi
-	if ! grep -qE '^ *not ok .*(: fastpath \+[0-9]|: path )' "$1"; then
+	if ! grep -qE '^ *not ok .*(: fastpath \+[0-9]|: path( |$))' "$1"; then
 		echo "# FAIL: the test failed (status $2), but on no path check"
 		return 1
 	fi
@@ -66,11 +69,12 @@ must_fail_on_path() {
 }
 
 while read -r t args; do
-	policy=
+	policy= user=
 	case $args in
 	@wrong-policy=*) policy=${args#@wrong-policy=}; args= ;;
+	*@nonroot) args=${args%@nonroot} user=nobody ;;
 	esac
-	echo "TEST $t${policy:+ @wrong-policy=$policy}"
+	echo "TEST $t${policy:+ @wrong-policy=$policy}${user:+ @nonroot}"
 	t0=$(uptime_s)
 	if [ -n "$policy" ]; then
 		KVM_IPI_POLICY=$policy timeout -s KILL "$limit" "$dir/$t" \
@@ -78,6 +82,12 @@ while read -r t args; do
 		rc=$?
 		cat /tmp/wrong-policy.out
 		must_fail_on_path /tmp/wrong-policy.out $rc
+		rc=$?
+	elif [ -n "$user" ] && [ "$(id -u)" -eq 0 ]; then
+		# busybox su takes options after the user: the arguments go in
+		# the command (a list line's are plain words)
+		timeout -s KILL "$limit" su -p -s /bin/sh "$user" -c "exec $dir/$t $args" \
+			2>&1 </dev/null
 		rc=$?
 	else
 		# shellcheck disable=SC2086 # a list line is "test [arguments]"

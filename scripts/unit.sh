@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The project's host-only tests: the oracle's unit tests, the result parser
-# against fixture console logs, and per kernel the patch hygiene (the series
+# and the KTAP name check against fixture console logs, and per kernel the patch hygiene (the series
 # is complete, bisectable on the whole tree and checkpatch --strict clean).
 # Needs the kernel sources (make kernel) for checkpatch.  Prints one line per check and
 # writes build/results/unit.counts.
@@ -44,6 +44,23 @@ for fixture in "$TOP"/scripts/tests/*.console; do
 		result pass "report: ${name##*/}"
 	else
 		result fail "report: ${name##*/}" "$work/diff"
+	fi
+done
+
+# 2b. The KTAP name check (make run) on fixture runs: it must pass on
+# names alike and fail on a count in a name and on a nameless skip.
+for fixture in "$TOP"/scripts/tests/names-*/; do
+	name=$(basename "$fixture")
+	want=$(cat "$fixture/expected")
+	rm -rf "$work/$name"
+	cp -r "$fixture" "$work/$name"
+	KERNELS="6.12 7.3" "$TOP/scripts/ktap-names.sh" "$work/$name" >"$work/$name.out" 2>&1
+	rc=$?
+	if { [ "$want" = expect-pass ] && [ $rc -eq 0 ]; } ||
+	   { [ "$want" = expect-fail ] && [ $rc -eq 1 ]; }; then
+		result pass "ktap-names: $name"
+	else
+		result fail "ktap-names: $name (exit $rc, $want)" "$work/$name.out"
 	fi
 done
 

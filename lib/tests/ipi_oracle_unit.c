@@ -29,6 +29,7 @@
 #define FD_PLAIN	(1u << IPI_POLICY_FAST_DELIVERY)
 #define FD_GATED	(1u << IPI_POLICY_FAST_DELIVERY_PMU_GATE)
 #define FD		(FD_PLAIN | FD_GATED)	/* both fast-delivery policies */
+#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* Four vCPUs: two in logical cluster 0, two in cluster 1. */
 static const uint32_t ids[] = { 0, 1, 16, 17 };
@@ -148,10 +149,16 @@ static void report(bool ok, const char *fmt_what, const char *what)
 static bool check_policy(const struct oracle_case *c, enum ipi_policy policy,
 			 const char *buf)
 {
-	const struct ipi_platform live = { .fastpath_live = true, .policy = policy };
-	const struct ipi_platform slow = { .fastpath_live = false, .policy = policy };
-	const struct ipi_platform ipiv = { .fastpath_live = true, .ipi_virtualized = true,
-					   .policy = policy };
+	const struct ipi_platform live = {
+		.fastpath_live = true, .policy_known = true, .policy = policy,
+	};
+	const struct ipi_platform slow = {
+		.fastpath_live = false, .policy_known = true, .policy = policy,
+	};
+	const struct ipi_platform ipiv = {
+		.fastpath_live = true, .policy_known = true, .ipi_virtualized = true,
+		.policy = policy,
+	};
 	bool fast = c->fast & (1u << policy);
 
 	if (icr_takes_fastpath(c->icr, policy) != fast) {
@@ -314,7 +321,9 @@ static bool check_vm(const struct vm_case *c, const bool *pmu, unsigned int send
 	enum ipi_policy p;
 
 	for (p = IPI_POLICY_SINGLE_TARGET; p < NR_IPI_POLICIES; p++) {
-		const struct ipi_platform live = { .fastpath_live = true, .policy = p };
+		const struct ipi_platform live = {
+			.fastpath_live = true, .policy_known = true, .policy = p,
+		};
 		bool fast = c->fast & (1u << p);
 
 		if (icr_takes_fastpath_in(c->icr, sender, p, &vm) != fast ||
@@ -353,20 +362,67 @@ static void check_pmu_case(const struct pmu_case *c)
 	report(check_vm(&vm_case, c->pmu, c->sender), "vpmu: ", c->what);
 }
 
-static void check_policy_of_kernel(void)
-{
-	bool ok = ipi_policy_of_kernel(6, 12) == IPI_POLICY_SINGLE_TARGET &&
-		  ipi_policy_of_kernel(6, 17) == IPI_POLICY_SINGLE_TARGET &&
-		  ipi_policy_of_kernel(5, 19) == IPI_POLICY_SINGLE_TARGET &&
-		  ipi_policy_of_kernel(6, 18) == IPI_POLICY_FAST_DELIVERY &&
-		  ipi_policy_of_kernel(7, 0) == IPI_POLICY_FAST_DELIVERY &&
-		  ipi_policy_of_kernel(7, 1) == IPI_POLICY_FAST_DELIVERY &&
-		  ipi_policy_of_kernel(7, 2) == IPI_POLICY_FAST_DELIVERY_PMU_GATE &&
-		  ipi_policy_of_kernel(7, 3) == IPI_POLICY_FAST_DELIVERY_PMU_GATE &&
-		  ipi_policy_of_kernel(7, 10) == IPI_POLICY_FAST_DELIVERY_PMU_GATE &&
-		  ipi_policy_of_kernel(8, 0) == IPI_POLICY_FAST_DELIVERY_PMU_GATE;
+#define PROBE_ID	5
 
-	report(ok, "", "policies: fast-delivery from 6.18, the vPMU gate from 7.2");
+/* A lone vCPU's fixed IPI to itself, by physical or by logical ID. */
+static struct ipi_probe_write probe(bool logical, bool counting, bool fast)
+{
+	uint32_t dest = logical ? x2apic_logical_id(PROBE_ID) : PROBE_ID;
+	struct ipi_probe_write w = {
+		.icr = icr_with_dest(0xe0 | (logical ? ICR_DEST_LOGICAL : 0), dest, false),
+		.pmu_counts_instructions = counting, .fast = fast,
+	};
+
+	return w;
+}
+
+static void check_behaviour(const char *what, const struct ipi_probe_write *w,
+			    unsigned int n, int want)
+{
+	enum ipi_policy got = NR_IPI_POLICIES;
+	bool found = ipi_policy_of_behaviour(w, n, PROBE_ID, &got);
+
+	report(want < 0 ? !found : found && got == (enum ipi_policy)want,
+	       "policy by behaviour: ", what);
+}
+
+static void check_policy_of_behaviour(void)
+{
+	const struct ipi_probe_write physical_only[] = {
+		probe(false, false, true), probe(true, false, false),
+	};
+	const struct ipi_probe_write map[] = {
+		probe(false, false, true), probe(true, false, true),
+	};
+	const struct ipi_probe_write gated[] = {
+		probe(false, false, true), probe(true, false, true), probe(false, true, false),
+	};
+	const struct ipi_probe_write ungated[] = {
+		probe(false, false, true), probe(true, false, true), probe(false, true, true),
+	};
+	const struct ipi_probe_write nothing_fast[] = {
+		probe(false, false, false), probe(true, false, false),
+	};
+	const struct ipi_probe_write logical_only[] = {
+		probe(false, false, false), probe(true, false, true),
+	};
+	const struct ipi_probe_write gated_single_target[] = {
+		probe(false, false, true), probe(true, false, false), probe(false, true, false),
+	};
+
+	check_behaviour("physical fast, logical slow: single-target", physical_only,
+			ARRAY_LEN(physical_only), IPI_POLICY_SINGLE_TARGET);
+	check_behaviour("both fast: fast-delivery", map, ARRAY_LEN(map),
+			IPI_POLICY_FAST_DELIVERY);
+	check_behaviour("both fast, slow while the vPMU counts: the vPMU gate", gated,
+			ARRAY_LEN(gated), IPI_POLICY_FAST_DELIVERY_PMU_GATE);
+	check_behaviour("both fast, fast while the vPMU counts: fast-delivery", ungated,
+			ARRAY_LEN(ungated), IPI_POLICY_FAST_DELIVERY);
+	check_behaviour("nothing fast: no rule", nothing_fast, ARRAY_LEN(nothing_fast), -1);
+	check_behaviour("logical fast, physical slow: no rule", logical_only,
+			ARRAY_LEN(logical_only), -1);
+	check_behaviour("single-target, gated by the vPMU: no rule", gated_single_target,
+			ARRAY_LEN(gated_single_target), -1);
 }
 
 static void check_policy_names(void)
@@ -527,7 +583,7 @@ int main(void)
 	check_format_vcpus();
 	check_round_trip();
 	check_illegal_vector();
-	check_policy_of_kernel();
+	check_policy_of_behaviour();
 	check_policy_names();
 	check_policy_kinds();
 	printf("# Totals: pass:%u fail:%u\n", test_nr - failures, failures);

@@ -100,21 +100,6 @@ bool ipi_policy_is_fast_delivery(enum ipi_policy policy)
 	       policy == IPI_POLICY_FAST_DELIVERY_PMU_GATE;
 }
 
-static bool kernel_at_least(unsigned int major, unsigned int minor,
-			    unsigned int want_major, unsigned int want_minor)
-{
-	return major > want_major || (major == want_major && minor >= want_minor);
-}
-
-enum ipi_policy ipi_policy_of_kernel(unsigned int major, unsigned int minor)
-{
-	if (kernel_at_least(major, minor, 7, 2))
-		return IPI_POLICY_FAST_DELIVERY_PMU_GATE;
-	if (kernel_at_least(major, minor, 6, 18))
-		return IPI_POLICY_FAST_DELIVERY;
-	return IPI_POLICY_SINGLE_TARGET;
-}
-
 /* Fixed, physical, no shorthand, not the broadcast ID. */
 static bool single_target(const struct icr *icr)
 {
@@ -186,6 +171,38 @@ bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy)
 	return icr_takes_fastpath_in(raw, 0, policy, NULL);
 }
 
+/* Did KVM take each write the way @policy says a lone vCPU's write goes? */
+static bool policy_explains(enum ipi_policy policy, const struct ipi_probe_write *w,
+			    unsigned int nr_writes, uint32_t x2apic_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_writes; i++) {
+		const struct ipi_vm vm = {
+			.nr_vcpus = 1, .x2apic_ids = &x2apic_id,
+			.pmu_counts_instructions = &w[i].pmu_counts_instructions,
+		};
+
+		if (icr_takes_fastpath_in(w[i].icr, 0, policy, &vm) != w[i].fast)
+			return false;
+	}
+	return true;
+}
+
+bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_writes,
+			     uint32_t x2apic_id, enum ipi_policy *policy)
+{
+	enum ipi_policy p;
+
+	for (p = IPI_POLICY_SINGLE_TARGET; p < NR_IPI_POLICIES; p++) {
+		if (policy_explains(p, w, nr_writes, x2apic_id)) {
+			*policy = p;
+			return true;
+		}
+	}
+	return false;
+}
+
 int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p)
 {
 	return icr_expected_fastpath_hits_in(raw, 0, p, NULL);
@@ -195,7 +212,8 @@ int icr_expected_fastpath_hits_in(uint64_t raw, unsigned int sender,
 				  const struct ipi_platform *p,
 				  const struct ipi_vm *vm)
 {
-	if (!p->fastpath_live || !icr_takes_fastpath_in(raw, sender, p->policy, vm))
+	if (!p->fastpath_live || !p->policy_known ||
+	    !icr_takes_fastpath_in(raw, sender, p->policy, vm))
 		return 0;
 
 	/*

@@ -5,12 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
+#include "apic.h"
 #include "ipi_platform.h"
+#include "vpmu_counting.h"
 
 #define SWITCH_PATH	"/sys/module/kvm/parameters/" ICR_FASTPATH_SWITCH
 
@@ -32,6 +33,17 @@ static void switch_write(bool on)
 		    "%s did not change", SWITCH_PATH);
 }
 
+const char *ipi_fastpath_off_unavailable(bool asked)
+{
+	if (!asked)
+		return "not asked for (-d): it would turn the fastpath off host-wide";
+	if (!ipi_fastpath_switch_available())
+		return "kernel has no kvm." ICR_FASTPATH_SWITCH " switch";
+	if (access(SWITCH_PATH, W_OK))
+		return "cannot write kvm." ICR_FASTPATH_SWITCH " (not root?)";
+	return NULL;
+}
+
 /* The switch as the test found it, before its first change. */
 static bool switch_found, switch_saved;
 
@@ -51,32 +63,122 @@ void ipi_fastpath_switch_set(bool on)
 }
 
 /*
- * The fastpath policy of the running kernel, from its release, unless
- * KVM_IPI_POLICY names one ("single-target", "fast-delivery" or
- * "fast-delivery-pmu-gate"): that checks a kernel against another
- * generation's rule, which must fail.
+ * The rule by behaviour: a lone vCPU in x2APIC mode sends fixed IPIs to
+ * itself, interrupts off (they wait in its IRR), and the host reads after
+ * each write whether the stat rose.  By physical ID every rule takes the
+ * fastpath; by logical ID only fast-delivery does; and where a mediated
+ * vPMU can count instructions retired, the physical write again while it
+ * counts, which the vPMU gate leaves to the slow path.
  */
-static enum ipi_policy policy_probe(void)
+enum probe_write { PROBE_PHYSICAL, PROBE_LOGICAL, PROBE_COUNTING, NR_PROBE_WRITES };
+
+/* What the probe saw, e.g. "physical fast, logical slow". */
+static char probe_summary[128];
+
+#define PROBE_VECTOR	0xe0
+
+static uint64_t probe_icr(enum probe_write w, uint32_t x2apic_id)
+{
+	if (w == PROBE_LOGICAL)
+		return icr_with_dest(ICR_DEST_LOGICAL | PROBE_VECTOR,
+				     x2apic_logical_id(x2apic_id), false);
+	return icr_with_dest(PROBE_VECTOR, x2apic_id, false);
+}
+
+/* The vCPU is the VM's only one: x2APIC ID 0. */
+static void probe_guest(uint32_t nr_writes)
+{
+	uint32_t w;
+
+	x2apic_enable();
+	for (w = 0; w < nr_writes; w++) {
+		if (w == PROBE_COUNTING)
+			guest_vpmu_count_instructions();
+		x2apic_write_reg(APIC_ICR, probe_icr(w, 0));
+		GUEST_SYNC(w);
+	}
+	GUEST_DONE();
+}
+
+/* False where the kernel has no stat to tell the path by. */
+static bool policy_of_behaviour(enum ipi_policy *policy)
+{
+	static const char * const names[] = {
+		[PROBE_PHYSICAL] = "physical",
+		[PROBE_LOGICAL] = "logical",
+		[PROBE_COUNTING] = "physical with the vPMU counting",
+	};
+	struct ipi_probe_write writes[NR_PROBE_WRITES] = {};
+	unsigned int w, nr_writes = NR_PROBE_WRITES;
+	const char *no_counting = vpmu_counting_unsupported();
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm;
+	uint64_t before;
+	struct ucall uc;
+
+	if (no_counting)
+		nr_writes = PROBE_COUNTING;
+	vm = vm_create_with_one_vcpu(&vcpu, probe_guest);
+	vcpu_args_set(vcpu, 1, nr_writes);
+	if (!vcpu_has_stat(vcpu, x2apic_icr_fastpath_writes)) {
+		kvm_vm_free(vm);
+		return false;
+	}
+	before = vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes);
+	for (w = 0; w < nr_writes; w++) {
+		vcpu_run(vcpu);
+		TEST_ASSERT(get_ucall(vcpu, &uc) == UCALL_SYNC && uc.args[1] == w,
+			    "rule probe: write %u did not come back", w);
+		writes[w].icr = probe_icr(w, 0);
+		writes[w].pmu_counts_instructions = w == PROBE_COUNTING;
+		writes[w].fast = vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes) != before;
+		before = vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes);
+	}
+	vcpu_run(vcpu);
+	TEST_ASSERT_EQ(get_ucall(vcpu, &uc), UCALL_DONE);
+	kvm_vm_free(vm);
+
+	for (w = 0; w < nr_writes; w++)
+		snprintf(probe_summary + strlen(probe_summary),
+			 sizeof(probe_summary) - strlen(probe_summary), "%s%s %s",
+			 w ? ", " : "", names[w], writes[w].fast ? "fast" : "slow");
+	TEST_ASSERT(ipi_policy_of_behaviour(writes, nr_writes, 0, policy),
+		    "KVM takes these writes by no known rule: %s", probe_summary);
+	return true;
+}
+
+/*
+ * Where the fastpath runs and the stat shows it, the rule the running
+ * kernel follows, by its behaviour (probed once) unless KVM_IPI_POLICY
+ * names one ("single-target", "fast-delivery" or "fast-delivery-pmu-gate"):
+ * that checks a kernel against another generation's rule, which must fail.
+ * Elsewhere no write takes the fastpath, whatever the rule.
+ */
+static bool policy_probe(const struct ipi_platform *p, enum ipi_policy *policy)
 {
 	const char *forced = getenv("KVM_IPI_POLICY");
-	unsigned int major = 0, minor = 0;
-	enum ipi_policy policy;
-	struct utsname u;
+	static enum ipi_policy probed;
+	static bool have_probed, have_stat;
 
 	if (forced) {
-		TEST_ASSERT(ipi_policy_parse(forced, &policy),
+		TEST_ASSERT(ipi_policy_parse(forced, policy),
 			    "KVM_IPI_POLICY=%s: not single-target, fast-delivery(-pmu-gate)",
 			    forced);
-		return policy;
+		return true;
 	}
-	TEST_ASSERT(!uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2,
-		    "cannot read the kernel release");
-	return ipi_policy_of_kernel(major, minor);
+	if (!p->fastpath_live || p->ipi_virtualized)
+		return false;
+	if (!have_probed) {
+		have_stat = policy_of_behaviour(&probed);
+		have_probed = true;
+	}
+	*policy = probed;
+	return have_stat;
 }
 
 struct ipi_platform ipi_platform_probe(void)
 {
-	struct ipi_platform p = { .policy = policy_probe() };
+	struct ipi_platform p = {};
 
 	/*
 	 * KVM_INTEL and KVM_AMD may both be built in, so their parameters
@@ -93,6 +195,7 @@ struct ipi_platform ipi_platform_probe(void)
 	p.fastpath_live = p.fastpath_possible &&
 			  (!ipi_fastpath_switch_available() ||
 			   get_kvm_param_bool(ICR_FASTPATH_SWITCH));
+	p.policy_known = policy_probe(&p, &p.policy);
 	return p;
 }
 
@@ -115,6 +218,44 @@ const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat)
 	return NULL;
 }
 
+struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat,
+				    uint64_t hits, int want_hits, const char *what)
+{
+	struct ipi_verdict v = { .why = ipi_path_unprovable(p, have_stat) };
+
+	if (v.why) {
+		v.code = KSFT_SKIP;
+	} else if (hits != (uint64_t)want_hits) {
+		ksft_print_msg("%s: fastpath +%lu, want +%d\n", what, hits, want_hits);
+		v.code = KSFT_FAIL;
+	} else {
+		v.code = KSFT_PASS;
+	}
+	return v;
+}
+
+struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
+				   unsigned int known, const char *what)
+{
+	struct ipi_verdict v = { .code = KSFT_PASS };
+
+	if (!failed && deviated < known)
+		ksft_print_msg("%s: %u of %u known KVM deviations %s\n", what, known - deviated,
+			       known, "now follow the SDM: drop the mark");
+	if (failed || deviated != known) {
+		v.code = KSFT_FAIL;
+	} else if (known) {
+		v.code = KSFT_XFAIL;
+		v.why = "known KVM deviation from the SDM";
+	}
+	return v;
+}
+
+const char *ipi_platform_policy_name(const struct ipi_platform *p)
+{
+	return p->policy_known ? ipi_policy_name(p->policy) : "unprobed";
+}
+
 static char y_or_n(bool on)
 {
 	return on ? 'Y' : 'N';
@@ -123,6 +264,7 @@ static char y_or_n(bool on)
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size)
 {
 	bool has_switch = ipi_fastpath_switch_available();
+	bool probed = p->policy_known && !getenv("KVM_IPI_POLICY");
 
 	if (this_cpu_has(X86_FEATURE_VMX))
 		snprintf(buf, size, "vmx apicv=%c ipiv=%c",
@@ -135,9 +277,12 @@ void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size)
 	else
 		snprintf(buf, size, "unknown-vendor");
 
-	snprintf(buf + strlen(buf), size - strlen(buf), " switch=%c fastpath=%s policy=%s%s%s",
+	snprintf(buf + strlen(buf), size - strlen(buf), " switch=%c fastpath=%s policy=%s%s",
 		 has_switch ? y_or_n(get_kvm_param_bool(ICR_FASTPATH_SWITCH)) : '-',
-		 p->fastpath_live ? "live" : "off", ipi_policy_name(p->policy),
-		 getenv("KVM_IPI_POLICY") ? " (forced)" : "",
-		 p->ipi_virtualized ? " ipi-virtualization=on" : "");
+		 p->fastpath_live ? "live" : "off", ipi_platform_policy_name(p),
+		 getenv("KVM_IPI_POLICY") ? " (forced)" : "");
+	if (probed)
+		snprintf(buf + strlen(buf), size - strlen(buf), " (%s)", probe_summary);
+	if (p->ipi_virtualized)
+		snprintf(buf + strlen(buf), size - strlen(buf), " ipi-virtualization=on");
 }

@@ -104,7 +104,9 @@ bool icr_illegal_vector(uint64_t raw);
 uint32_t x2apic_logical_id(uint32_t x2apic_id);
 
 /*
- * Which ICR writes KVM completes in its fastpath, by kernel generation:
+ * Which ICR writes KVM completes in its fastpath, by kernel generation (a
+ * test tells which rule the running kernel follows from what it does, see
+ * ipi_policy_of_behaviour(), never from its release):
  *
  *  - single-target (Linux 5.x to 6.17, e.g. 6.12 LTS): a fixed IPI to one
  *    physical destination, without shorthand and not to the broadcast ID.
@@ -147,9 +149,6 @@ bool ipi_policy_is_fast_delivery(enum ipi_policy policy);
 /* The policy of that name; false if there is none. */
 bool ipi_policy_parse(const char *name, enum ipi_policy *policy);
 
-/* The policy of the kernel release @major.@minor. */
-enum ipi_policy ipi_policy_of_kernel(unsigned int major, unsigned int minor);
-
 /* The state of one vCPU's local APIC, as far as IPIs care. */
 enum apic_state {
 	APIC_STATE_X2APIC,		/* enabled, x2APIC mode */
@@ -180,11 +179,30 @@ bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy);
 bool icr_takes_fastpath_in(uint64_t raw, unsigned int sender,
 			   enum ipi_policy policy, const struct ipi_vm *vm);
 
+/* A write a lone x2APIC vCPU made, and the path KVM took for it. */
+struct ipi_probe_write {
+	uint64_t icr;
+	bool pmu_counts_instructions;	/* while its vPMU counted instructions */
+	bool fast;			/* completed in the fastpath */
+};
+
+/*
+ * Which rule the running KVM follows, from what it did: the first policy,
+ * in the order of enum ipi_policy, that gives each of the @nr_writes writes
+ * of the vCPU with x2APIC ID @x2apic_id the path it took.  Where the writes
+ * cannot tell two policies apart (fast-delivery and its vPMU gate, without
+ * a write made while the vPMU counted), the older is taken: the two agree
+ * on every write made without one.  False if no policy explains them all.
+ */
+bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_writes,
+			     uint32_t x2apic_id, enum ipi_policy *policy);
+
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
 	bool fastpath_possible;	/* this KVM on this CPU can run the fastpath */
 	bool fastpath_live;	/* ... and runs it now (kvm.x2apic_icr_fastpath) */
 	bool ipi_virtualized;	/* IPIv / x2AVIC: some writes never exit */
+	bool policy_known;	/* probed, or forced by KVM_IPI_POLICY */
 	enum ipi_policy policy;	/* which writes the fastpath takes */
 };
 

@@ -10,7 +10,6 @@
 #ifndef SELFTEST_KVM_IPI_PLATFORM_H
 #define SELFTEST_KVM_IPI_PLATFORM_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +29,13 @@
 struct ipi_platform ipi_platform_probe(void);
 
 bool ipi_fastpath_switch_available(void);
+
+/*
+ * Why a test cannot run again with the fastpath switched off, or NULL if it
+ * can.  The switch is the kvm module's, seen by every VM on the host, so a
+ * test writes it only when @asked to (its -d option), and only as root.
+ */
+const char *ipi_fastpath_off_unavailable(bool asked);
 
 /*
  * Turn the fastpath on or off; the test fails if that is not possible.  The
@@ -52,58 +58,44 @@ static inline uint64_t ipi_fastpath_hits(struct kvm_vcpu *vcpu, bool have_stat)
 }
 
 /*
- * One KTAP point "NAME: path +W": the stat rose by @hits where @want_hits
- * was due; a SKIP with the reason where the path cannot be proven.  Returns
- * whether they disagreed.  Inline for the reason given below.
+ * The verdict of one KTAP point: a KSFT_* code and, for a skip or an
+ * expected failure, the reason.  The library decides; the test prints the
+ * point under a fixed name with ipi_test_result().
  */
-static inline __printf(5, 6) bool ipi_report_path(const struct ipi_platform *p, bool have_stat,
-						  uint64_t hits, int want_hits,
-						  const char *fmt, ...)
-{
-	const char *why = ipi_path_unprovable(p, have_stat);
-	char name[160];
-	va_list ap;
+struct ipi_verdict {
+	int code;
+	const char *why;
+};
 
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	if (why) {
-		ksft_test_result_skip("%s: path (%s)\n", name, why);
-		return false;
-	}
-	if (hits != (uint64_t)want_hits)
-		ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
-	ksft_test_result(hits == (uint64_t)want_hits, "%s: path +%d\n", name, want_hits);
-	return hits != (uint64_t)want_hits;
+/* Inline, as kselftest.h's own: its counters are per compilation unit. */
+static inline void ipi_test_result(struct ipi_verdict verdict, const char *name)
+{
+	ksft_test_result_code(verdict.code, name, verdict.why ? "%s" : NULL, verdict.why);
 }
 
 /*
- * One KTAP point over checks of which @failed went unlike the SDM and
- * @deviated exactly as KVM is known to, of the @known that KVM is known to
- * get wrong: XFAIL while KVM does exactly that, a failure once it does
- * anything else, the SDM's answer included (then the mark must go).
- * Inline, as kselftest.h's own: its counters are per compilation unit, so
- * the point must be counted in the test's.
+ * The path of writes that had to add @want_hits to the sender's stat and
+ * added @hits: a skip with the reason where the path cannot be proven.  A
+ * disagreement is also told in a diagnostic line, under @what.
  */
-static inline __printf(4, 5) void ipi_report_point(unsigned int failed, unsigned int deviated,
-						   unsigned int known, const char *fmt, ...)
-{
-	char name[160];
-	va_list ap;
+struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat,
+				    uint64_t hits, int want_hits, const char *what);
 
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	if (!failed && deviated < known)
-		ksft_print_msg("%s: %u of %u known KVM deviations %s\n", name,
-			       known - deviated, known, "now follow the SDM: drop the mark");
-	if (failed || deviated != known)
-		ksft_test_result_fail("%s\n", name);
-	else if (known)
-		ksft_test_result_xfail("%s: known KVM deviation from the SDM\n", name);
-	else
-		ksft_test_result_pass("%s\n", name);
-}
+/*
+ * Checks of which @failed went unlike the SDM and @deviated exactly as KVM
+ * is known to, of the @known that KVM is known to get wrong: an expected
+ * failure while KVM does exactly that, a failure once it does anything
+ * else, the SDM's answer included (then the mark must go: a diagnostic
+ * line says so, under @what).
+ */
+struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
+				   unsigned int known, const char *what);
+
+/*
+ * The rule the fastpath follows here, or "unprobed" where nothing takes it
+ * (the fastpath does not run, the stat is absent, IPIs are virtualized).
+ */
+const char *ipi_platform_policy_name(const struct ipi_platform *p);
 
 /* One line, e.g. "vmx apicv=N ipiv=N fastpath=live". */
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size);

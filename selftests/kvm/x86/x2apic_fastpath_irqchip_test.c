@@ -116,6 +116,7 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 		int want_hits = lapic ? icr_expected_fastpath_hits(c->icr, p) : 0;
 		uint64_t before = ipi_fastpath_hits(sender, have_stat);
 		uint8_t vector = c->icr & 0xff;
+		char name[96];
 		int icr_exits;
 		bool ok;
 
@@ -133,8 +134,10 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 		ksft_test_result(ok, "%s, %s: %s\n", f->name, c->name,
 				 lapic ? "pending at the target" : "exits to userspace");
 
-		ipi_report_path(p, have_stat, ipi_fastpath_hits(sender, have_stat) - before,
-				want_hits, "%s, %s", f->name, c->name);
+		snprintf(name, sizeof(name), "%s, %s: path", f->name, c->name);
+		ipi_test_result(ipi_path_verdict(p, have_stat,
+						 ipi_fastpath_hits(sender, have_stat) - before,
+						 want_hits, name), name);
 	}
 
 	kvm_vm_free(vm);
@@ -142,13 +145,14 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 
 int main(void)
 {
-	struct ipi_platform platform = ipi_platform_probe();
-	char desc[128];
+	struct ipi_platform platform;
+	char desc[192];
 	int i;
 
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SPLIT_IRQCHIP));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_X86_USER_SPACE_MSR));
+	platform = ipi_platform_probe();
 
 	ksft_print_header();
 	ksft_set_plan(ARRAY_SIZE(flavours) * ARRAY_SIZE(icr_cases) * 2);

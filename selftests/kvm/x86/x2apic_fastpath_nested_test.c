@@ -137,18 +137,19 @@ static const struct round rounds[] = {
 
 int main(void)
 {
-	const struct ipi_platform platform = ipi_platform_probe();
 	struct kvm_vcpu *l1, *receiver;
+	struct ipi_platform platform;
 	uint64_t before, hits;
 	gva_t nested_gva;
 	struct kvm_vm *vm;
 	bool have_stat;
 	struct ucall uc;
-	char desc[128];
+	char desc[192], name[96];
 	int r;
 
 	TEST_REQUIRE(kvm_cpu_has(X86_FEATURE_VMX) || kvm_cpu_has(X86_FEATURE_SVM));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
+	platform = ipi_platform_probe();
 
 	vm = vm_create_with_one_vcpu(&l1, l1_guest_code);
 	receiver = vm_vcpu_add(vm, RECEIVER_ID, receiver_code);
@@ -187,7 +188,9 @@ int main(void)
 				       rd->delivered ? "latched" : "absent");
 		ksft_test_result(got == rd->delivered, "%s: %s\n", rd->name,
 				 rd->delivered ? "delivered" : "not sent");
-		ipi_report_path(&platform, have_stat, hits, want_hits, "%s", rd->name);
+		snprintf(name, sizeof(name), "%s: path", rd->name);
+		ipi_test_result(ipi_path_verdict(&platform, have_stat, hits, want_hits, name),
+				name);
 	}
 
 	vcpu_run_within(l1, WAIT_SECONDS);

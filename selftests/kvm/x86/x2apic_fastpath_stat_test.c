@@ -27,7 +27,7 @@
 #define IPI_VECTOR	0xa0
 #define SENDER_ID	0
 #define RECEIVER_ID	1
-#define WAIT_SECONDS	(2 * test_time_scale())	/* guest seconds: slow under Bochs */
+#define WAIT_SECONDS	(2 * test_time_scale())	/* guest seconds, any one wait */
 
 static uint64_t icr_to_send;		/* host -> sender; 0 ends the test */
 static uint32_t receiver_ready;
@@ -146,8 +146,8 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	uint32_t irqs = read_guest_u32(&receiver_irqs);
 	uint32_t want_irqs = irqs + !!(e.targets & (1 << 1));
 	uint64_t hits;
+	char text[128], name[96];
 	bool delivered;
-	char text[128];
 
 	TEST_ASSERT(e.fate == IPI_FATE_EACH, "case '%s' must have a defined outcome", c->name);
 	icr_format(c->icr, text, sizeof(text));
@@ -158,10 +158,11 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	if (!delivered || read_guest_u32(&receiver_irqs) != want_irqs)
 		ksft_print_msg("%s: receiver ISR count %u, want %u\n", text,
 			       read_guest_u32(&receiver_irqs), want_irqs);
-	ksft_test_result(delivered && read_guest_u32(&receiver_irqs) == want_irqs,
-			 "%s: delivered\n", c->name);
+	snprintf(name, sizeof(name), "%s: delivered", c->name);
+	ksft_test_result(delivered && read_guest_u32(&receiver_irqs) == want_irqs, "%s\n", name);
 
-	ipi_report_path(p, have_stat, hits, want_hits, "%s", c->name);
+	snprintf(name, sizeof(name), "%s: path", c->name);
+	ipi_test_result(ipi_path_verdict(p, have_stat, hits, want_hits, name), name);
 }
 
 /*
@@ -171,15 +172,17 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
  */
 static void check_no_fastpath(const struct ipi_platform *p)
 {
+	const char *name = "no fastpath where it cannot run";
+
 	if (!have_stat || p->fastpath_possible) {
-		ksft_test_result_skip("no fastpath where it cannot run (%s)\n",
+		ksft_test_result_code(KSFT_SKIP, name, "%s",
 				      have_stat ? "it can run here: checked per case" : "no stat");
 		return;
 	}
 	if (total_hits)
 		ksft_print_msg("fastpath +%lu over the cases, where it cannot run\n",
 			       total_hits);
-	ksft_test_result(!total_hits, "no fastpath where it cannot run: fastpath +0\n");
+	ksft_test_result(!total_hits, "%s\n", name);
 }
 
 /*
@@ -197,9 +200,9 @@ static void check_debugfs(void)
 		 getpid(), vm->fd, ICR_FASTPATH_STAT);
 	f = have_stat ? fopen(path, "r") : NULL;
 	if (!f) {
-		ksft_test_result_skip("debugfs mirrors the stat (%s: %s)\n",
-				      have_stat ? path : "no stat",
-				      have_stat ? strerror(errno) : "-");
+		ksft_test_result_code(KSFT_SKIP, "debugfs mirrors the stat", "%s%s%s",
+				      have_stat ? path : "no stat", have_stat ? ": " : "",
+				      have_stat ? strerror(errno) : "");
 		return;
 	}
 	n = fscanf(f, "%lu", &text);
@@ -214,12 +217,13 @@ static void check_debugfs(void)
 
 int main(void)
 {
-	struct ipi_platform platform = ipi_platform_probe();
-	char desc[128];
+	struct ipi_platform platform;
+	char desc[192];
 	int i;
 
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));
+	platform = ipi_platform_probe();
 
 	ksft_print_header();
 	ksft_set_plan(2 * ARRAY_SIZE(cases) + 2);

@@ -29,7 +29,7 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
-#include "pmu.h"
+#include "vpmu_counting.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
 #include "lapic_irr.h"
@@ -100,29 +100,11 @@ static const struct icr_kind kinds[] = {
 
 static uint64_t icr_to_write;
 
-#define EVNTSEL_COUNT	(ARCH_PERFMON_EVENTSEL_ENABLE | ARCH_PERFMON_EVENTSEL_OS | \
-			 ARCH_PERFMON_EVENTSEL_USR)
-
-/*
- * General-purpose counter 0 counts instructions retired, enabled in the
- * global control.  AMD's PerfCntrGlobalCtl (PerfMonV2) enables every
- * counter from RESET, and a PMU without it has no global control at all.
- */
-static void guest_count_instructions(void)
-{
-	if (host_cpu_is_intel) {
-		wrmsr(MSR_P6_EVNTSEL0, INTEL_ARCH_INSTRUCTIONS_RETIRED | EVNTSEL_COUNT);
-		wrmsr(MSR_CORE_PERF_GLOBAL_CTRL, BIT_ULL(0));
-	} else {
-		wrmsr(MSR_K7_EVNTSEL0, AMD_ZEN_INSTRUCTIONS_RETIRED | EVNTSEL_COUNT);
-	}
-}
-
 static void guest_code(uint32_t apic_state, uint32_t count_insns)
 {
 	asm volatile("cli");
 	if (count_insns)
-		guest_count_instructions();
+		guest_vpmu_count_instructions();
 	x2apic_enable();
 	switch (apic_state) {
 	case APIC_STATE_XAPIC:
@@ -222,7 +204,8 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 	uint64_t got_set = 0;
 	bool nmi = is_nmi(icr);
 	unsigned int disagree, i;
-	char text[128], got_s[160], want_s[160];
+	char text[128], got_s[160], want_s[160], name[128];
+	struct ipi_verdict verdict;
 	struct ucall uc;
 
 	icr_format(icr, text, sizeof(text));
@@ -242,11 +225,13 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 		got_set |= (uint64_t)got[i] << i;
 	}
 
-	disagree = ipi_report_path(&platform, have_stat, hits, want_hits, "%s: %s",
-				   s->name, k->name);
-	/* One line per write for tables and pictures (docs/matrix.md). */
+	snprintf(name, sizeof(name), "%s: %s: path", s->name, k->name);
+	verdict = ipi_path_verdict(&platform, have_stat, hits, want_hits, name);
+	ipi_test_result(verdict, name);
+	disagree = verdict.code == KSFT_FAIL;
+	/* One line per write, for tables and pictures. */
 	ksft_print_msg("vm-state path: %s: %s: %lu of 1 fast, %u disagree with %s%s\n",
-		       s->name, k->name, hits, disagree, ipi_policy_name(platform.policy),
+		       s->name, k->name, hits, disagree, ipi_platform_policy_name(&platform),
 		       getenv("KVM_IPI_POLICY") ? " (forced)" : "");
 
 	if (!ipi_received_as(&e, got, s->nr_vcpus)) {
@@ -256,41 +241,8 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 			       s->name, text, got_s, ipi_fate_name(e.fate), want_s,
 			       e.unchecked);
 	}
-	ksft_test_result(ipi_received_as(&e, got, s->nr_vcpus), "%s: %s: outcome\n",
-			 s->name, k->name);
-}
-
-/*
- * Why no vPMU can count instructions retired here, or NULL.  kvm_util's
- * readers fail the test on a parameter that is absent, and older kernels
- * (6.12) have no enable_mediated_pmu.
- */
-static const char *pmu_counting_unsupported(void)
-{
-	const char *module = host_cpu_is_intel ? "kvm_intel" : "kvm_amd";
-	char param[96];
-
-	snprintf(param, sizeof(param), "/sys/module/%s/parameters/enable_mediated_pmu", module);
-	if (access(param, F_OK))
-		return "no enable_mediated_pmu parameter";
-	if (!(host_cpu_is_intel ? get_kvm_intel_param_bool("enable_mediated_pmu") :
-				  get_kvm_amd_param_bool("enable_mediated_pmu")))
-		return "enable_mediated_pmu is off";
-	if (!get_kvm_param_bool("enable_pmu"))
-		return "no PMU";
-	if (!host_cpu_is_intel)
-		return NULL;
-
-	/* Intel: a PMU with global control and a general-purpose counter. */
-	ksft_print_msg("vPMU: version %u, %u general-purpose counters\n",
-		       kvm_cpu_property(X86_PROPERTY_PMU_VERSION),
-		       kvm_cpu_property(X86_PROPERTY_PMU_NR_GP_COUNTERS));
-	if (kvm_cpu_property(X86_PROPERTY_PMU_VERSION) < 2 ||
-	    !kvm_cpu_property(X86_PROPERTY_PMU_NR_GP_COUNTERS))
-		return "no PMU";
-	if (!kvm_pmu_has(X86_PMU_FEATURE_INSNS_RETIRED))
-		return "no instructions retired event";
-	return NULL;
+	snprintf(name, sizeof(name), "%s: %s: outcome", s->name, k->name);
+	ksft_test_result(ipi_received_as(&e, got, s->nr_vcpus), "%s\n", name);
 }
 
 /* Why the state @s cannot be set up here, or NULL. */
@@ -306,7 +258,7 @@ static const char *state_unsupported(const struct vm_state *s)
 	}
 	for (i = 0; i < s->nr_vcpus; i++)
 		if (s->counts_insns[i])
-			return pmu_counting_unsupported();
+			return vpmu_counting_unsupported();
 	return NULL;
 }
 
@@ -318,14 +270,16 @@ static void run_state(const struct vm_state *s)
 	};
 	const char *why = state_unsupported(s);
 	struct kvm_vm *kvm_vm;
+	char name[128];
 	struct ucall uc;
 	unsigned int i;
 
 	if (why) {
 		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
-			ksft_test_result_skip("%s: %s: path (%s)\n", s->name, kinds[i].name, why);
-			ksft_test_result_skip("%s: %s: outcome (%s)\n", s->name, kinds[i].name,
-					      why);
+			snprintf(name, sizeof(name), "%s: %s: path", s->name, kinds[i].name);
+			ksft_test_result_code(KSFT_SKIP, name, "%s", why);
+			snprintf(name, sizeof(name), "%s: %s: outcome", s->name, kinds[i].name);
+			ksft_test_result_code(KSFT_SKIP, name, "%s", why);
 		}
 		return;
 	}
@@ -346,7 +300,7 @@ static void run_state(const struct vm_state *s)
 			    s->ids[i], s->name, exit_reason_str(vcpus[i]->run->exit_reason));
 	}
 	ksft_print_msg("state: %s (%u vCPUs, policy %s)\n", s->name, s->nr_vcpus,
-		       ipi_policy_name(platform.policy));
+		       ipi_platform_policy_name(&platform));
 	for (i = 0; i < ARRAY_SIZE(kinds); i++)
 		run_write(s, &vm, &kinds[i]);
 	kvm_vm_free(kvm_vm);
@@ -354,7 +308,7 @@ static void run_state(const struct vm_state *s)
 
 int main(void)
 {
-	char desc[128];
+	char desc[192];
 	unsigned int i;
 
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));

@@ -18,10 +18,12 @@
  * own behaviour, observed and pinned so that a change shows: their points
  * are named "KVM behaviour" and reported in a group of their own each.
  *
- * The table runs twice, each time on a fresh VM, with kvm.x2apic_icr_fastpath
- * on and off, and every write must have had the same outcome both times.
- * Where the SDM has no answer (reserved and ExtINT modes) that sameness is
- * all that is required.  Without the switch the second run is skipped, and
+ * With -d the table runs twice, each time on a fresh VM, with
+ * kvm.x2apic_icr_fastpath on and off, and every write must have had the
+ * same outcome both times.  Where the SDM has no answer (reserved and
+ * ExtINT modes) that sameness is all that is required.  The switch is
+ * host-wide, so without -d (or the switch, or root) the table runs once
+ * with the fastpath as found and the second run's points are skipped;
  * without the stat the paths are not compared; the rest still runs.
  *
  * Where KVM is known to differ from the SDM, a point is an expected failure
@@ -365,7 +367,7 @@ struct outcome {
 };
 
 enum { RUN_ON, RUN_OFF, NR_RUNS };
-static const char * const run_labels[NR_RUNS] = { "fastpath on: ", "fastpath off: " };
+static const char * const run_labels[NR_RUNS] = { "", "fastpath off: " };
 
 static struct outcome outcomes[NR_RUNS][MAX_VALUES][NR_WAYS];
 
@@ -375,7 +377,9 @@ static struct ipi_round round;
 static uint32_t *host_op, *host_esr;
 static uint64_t *host_icr;
 static struct ipi_platform platform;
-static bool have_stat, have_switch;
+static bool have_stat;
+/* Why the table does not run again with the fastpath off, or NULL. */
+static const char *off_unavailable;
 
 /* Run vCPU @i to its next GUEST_SYNC; it never halts, so this returns. */
 static void run_to_sync(int i)
@@ -718,6 +722,7 @@ static void check_set_lapic(uint64_t icr, const struct outcome *o, char *why, si
 static void report_esr(int run)
 {
 	unsigned int illegal = 0, logged = 0, spurious = 0, v;
+	char name[96];
 
 	for (v = 0; v < nr_values; v++) {
 		uint64_t icr = values[v].icr;
@@ -735,9 +740,11 @@ static void report_esr(int run)
 	if (spurious)
 		ksft_print_msg("%s%u legal vectors logged as illegal in the ESR\n",
 			       run_labels[run], spurious);
-	ipi_report_point(spurious || (logged && logged != illegal), illegal - logged,
-			 illegal, "%sESR logs send illegal vector: guest WRMSR (%u values)",
-			 run_labels[run], illegal);
+	snprintf(name, sizeof(name), "%sESR logs send illegal vector: guest WRMSR",
+		 run_labels[run]);
+	ksft_print_msg("%s: %u values\n", name, illegal);
+	ipi_test_result(ipi_sdm_verdict(spurious || (logged && logged != illegal),
+					illegal - logged, illegal, name), name);
 }
 
 static void report_run(int run)
@@ -746,7 +753,7 @@ static void report_run(int run)
 	unsigned int deviated[NR_CLASSES][NR_WAYS] = {}, known[NR_CLASSES] = {};
 	unsigned int host_sent = 0, stored_rsvd = 0;
 	struct ipi_expectation legal;
-	char text[128], why[256];
+	char text[128], why[256], name[128];
 	unsigned int v, c, w;
 
 	for (v = 0; v < nr_values; v++) {
@@ -783,11 +790,14 @@ static void report_run(int run)
 
 	for (w = 0; w < NR_WAYS; w++) {
 		ksft_print_msg("%s%s\n", run_labels[run], way_groups[w]);
-		for (c = 0; c < NR_CLASSES; c++)
-			ipi_report_point(failed[c][w], deviated[c][w],
-					 w == BY_SET_LAPIC ? 0 : known[c],
-					 "%s%s%s: %s (%u values)", run_labels[run],
-					 way_prefixes[w], class_names[c], way_names[w], tried[c]);
+		for (c = 0; c < NR_CLASSES; c++) {
+			snprintf(name, sizeof(name), "%s%s%s: %s", run_labels[run],
+				 way_prefixes[w], class_names[c], way_names[w]);
+			ksft_print_msg("%s: %u values\n", name, tried[c]);
+			ipi_test_result(ipi_sdm_verdict(failed[c][w], deviated[c][w],
+							w == BY_SET_LAPIC ? 0 : known[c], name),
+					name);
+		}
 		if (w == BY_GUEST)
 			report_esr(run);
 	}
@@ -831,9 +841,11 @@ static void compare_runs(void)
 				       a->esr, b->esr, on, off);
 		}
 	}
-	for (c = 0; c < NR_CLASSES; c++)
-		ksft_test_result(!differ[c], "%s: the same with the fastpath off (%u writes)\n",
-				 class_names[c], tried[c]);
+	for (c = 0; c < NR_CLASSES; c++) {
+		ksft_print_msg("%s: %u writes compared\n", class_names[c], tried[c]);
+		ksft_test_result(!differ[c], "%s: the same with the fastpath off\n",
+				 class_names[c]);
+	}
 }
 
 /* A fresh VM, every vCPU parked in x2APIC mode. */
@@ -867,10 +879,10 @@ static void create_vm(void)
 static void run_table(int run)
 {
 	const char *why;
-	char desc[128];
+	char desc[192];
 	unsigned int v, w;
 
-	if (have_switch)
+	if (!off_unavailable)
 		ipi_fastpath_switch_set(run == RUN_ON);
 	if (run != RUN_ON)
 		create_vm();
@@ -889,33 +901,61 @@ static void run_table(int run)
 	report_run(run);
 }
 
-/* Without the switch there is no second run to compare with. */
+/* The points of the run with the fastpath off, where it cannot be made. */
 static void skip_run_off(void)
 {
-	const char *why = "kernel has no kvm." ICR_FASTPATH_SWITCH " switch";
 	unsigned int c, w;
+	char name[128];
 
 	for (w = 0; w < NR_WAYS; w++) {
-		for (c = 0; c < NR_CLASSES; c++)
-			ksft_test_result_skip("%s%s%s: %s (%s)\n", run_labels[RUN_OFF],
-					      way_prefixes[w], class_names[c], way_names[w], why);
-		if (w == BY_GUEST)
-			ksft_test_result_skip("%sESR logs send illegal vector: %s (%s)\n",
-					      run_labels[RUN_OFF], way_names[w], why);
+		for (c = 0; c < NR_CLASSES; c++) {
+			snprintf(name, sizeof(name), "%s%s%s: %s", run_labels[RUN_OFF],
+				 way_prefixes[w], class_names[c], way_names[w]);
+			ksft_test_result_code(KSFT_SKIP, name, "%s", off_unavailable);
+		}
+		if (w == BY_GUEST) {
+			snprintf(name, sizeof(name), "%sESR logs send illegal vector: %s",
+				 run_labels[RUN_OFF], way_names[w]);
+			ksft_test_result_code(KSFT_SKIP, name, "%s", off_unavailable);
+		}
 	}
-	for (c = 0; c < NR_CLASSES; c++)
-		ksft_test_result_skip("%s: the same with the fastpath off (%s)\n",
-				      class_names[c], why);
+	for (c = 0; c < NR_CLASSES; c++) {
+		snprintf(name, sizeof(name), "%s: the same with the fastpath off",
+			 class_names[c]);
+		ksft_test_result_code(KSFT_SKIP, name, "%s", off_unavailable);
+	}
 }
 
-int main(void)
+static void help(const char *name)
 {
+	printf("usage: %s [-d]\n"
+	       " -d: run the table again with kvm.%s off and compare (needs root;\n"
+	       "     every VM on the host runs without the fastpath meanwhile)\n",
+	       name, ICR_FASTPATH_SWITCH);
+}
+
+int main(int argc, char *argv[])
+{
+	bool differential = false;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "dh")) != -1) {
+		switch (opt) {
+		case 'd':
+			differential = true;
+			break;
+		default:
+			help(argv[0]);
+			exit(opt == 'h' ? KSFT_PASS : KSFT_FAIL);
+		}
+	}
+
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));
 
-	/* The first run is on with the switch, and as the kernel is without. */
-	have_switch = ipi_fastpath_switch_available();
-	if (have_switch)
+	/* With -d the first run is with the fastpath on; else as found. */
+	off_unavailable = ipi_fastpath_off_unavailable(differential);
+	if (!off_unavailable)
 		ipi_fastpath_switch_set(true);
 	create_vm();
 
@@ -929,7 +969,7 @@ int main(void)
 	ksft_print_header();
 	ksft_set_plan(NR_RUNS * (NR_CLASSES * NR_WAYS + 1) + NR_CLASSES);
 	run_table(RUN_ON);
-	if (have_switch) {
+	if (!off_unavailable) {
 		run_table(RUN_OFF);
 		compare_runs();
 	} else {

@@ -271,10 +271,12 @@ static void set_icrs(const struct bench_case *bc, bool xapic_mode)
 static void wait_receiver_ready(struct kvm_vm *vm)
 {
 	uint32_t *ready = addr_gva2hva(vm, (gva_t)&rx_ready);
-	time_t deadline = time(NULL) + 120;
+	struct timespec start;
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!READ_ONCE(*ready)) {
-		TEST_ASSERT(time(NULL) < deadline, "receiver not ready after 120 s");
+		TEST_ASSERT(timespec_to_ns(timespec_elapsed(start)) < 120 * 1000000000LL,
+			    "receiver not ready after 120 s");
 		sched_yield();
 	}
 }
@@ -423,7 +425,7 @@ int main(int argc, char *argv[])
 {
 	struct ipi_platform platform = ipi_platform_probe();
 	int opt, cpu, nr_cpus = 0;
-	char desc[128];
+	char desc[192];
 	cpu_set_t set;
 
 	while ((opt = getopt(argc, argv, "n:r")) != -1) {

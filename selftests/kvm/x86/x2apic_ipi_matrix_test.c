@@ -20,9 +20,10 @@
  * Then every vCPU switches to xAPIC mode and the same sends, written through
  * the MMIO ICR2/ICR, must deliver the same way and never take the fastpath.
  *
- * Where the kernel has the kvm.x2apic_icr_fastpath switch, the whole matrix
- * runs a second time with the fastpath off: every write must then take the
- * slow path, and every vCPU must see exactly what it saw with the fastpath on.
+ * With -d, where the kernel has the kvm.x2apic_icr_fastpath switch, the
+ * whole matrix runs a second time with the fastpath off: every write must
+ * then take the slow path, and every vCPU must see exactly what it saw with
+ * the fastpath on.  The switch is host-wide, so only on request.
  *
  * A round: all vCPUs are parked at a GUEST_SYNC; the host names one sender
  * and one ICR value; the others idle in HLT until the fence the host sends
@@ -45,7 +46,7 @@
 #define MISSING_ID	5	/* an x2APIC ID no vCPU has */
 #define SIPI_VECTOR	0x9f	/* start-up page 0x9f000 */
 #define RESET_CS	0xf000	/* CS selector after INIT */
-#define WAIT_SECONDS	(30 * test_time_scale())	/* guest seconds: slow under Bochs */
+#define WAIT_SECONDS	(30 * test_time_scale())	/* guest seconds, any one wait */
 
 /* Two vCPUs in logical cluster 0 and two in cluster 1. */
 static const uint32_t apic_ids[NR_VCPUS] = { 0, 1, 16, 17 };
@@ -194,6 +195,8 @@ enum { RUN_AS_CONFIGURED, RUN_FASTPATH_OFF, NR_RUNS };
 static struct outcome outcomes[NR_RUNS][MAX_ROUNDS];
 static int run;
 static const char *run_label = "";
+#define OFF_LABEL	"fastpath off: "
+#define DIFFERENTIAL	"differential: fastpath on and off deliver the same"
 static unsigned int total_rounds, total_hits, slow_deliveries;
 
 static bool xapic_phase;
@@ -612,8 +615,17 @@ static void switch_to_xapic(void)
 	xapic_phase = true;
 }
 
+/* "LABELGROUP: WHAT", the name of a group's point in a run. */
+static void point_name(char *buf, size_t size, const char *label, const char *group,
+		       const char *what)
+{
+	TEST_ASSERT(snprintf(buf, size, "%s%s: %s", label, group, what) < size,
+		    "the name of %s: %s is too long", group, what);
+}
+
 static void report_groups(void)
 {
+	char path[128], outcome[128];
 	const char *why_skip;
 	int i;
 
@@ -621,31 +633,30 @@ static void report_groups(void)
 		struct group *g = &groups[i];
 
 		why_skip = ipi_path_unprovable(&platform, have_stat);
-		/* One line per group for tables and pictures (docs/matrix.md). */
+		/* One line per group, for tables and pictures. */
 		ksft_print_msg("%spath summary: %s: %u of %u fast, %u disagree with %s%s\n",
 			       run_label, g->name, g->fast, g->tried, g->path_failed,
-			       ipi_policy_name(platform.policy),
+			       ipi_platform_policy_name(&platform),
 			       getenv("KVM_IPI_POLICY") ? " (forced)" : "");
+		point_name(path, sizeof(path), run_label, g->name, "path");
+		point_name(outcome, sizeof(outcome), run_label, g->name, "outcome");
 		if (g->skip) {
-			ksft_test_result_skip("%s%s: path (%s)\n", run_label, g->name, g->skip);
-			ksft_test_result_skip("%s%s: outcome (%s)\n", run_label, g->name,
-					      g->skip);
+			ksft_test_result_code(KSFT_SKIP, path, "%s", g->skip);
+			ksft_test_result_code(KSFT_SKIP, outcome, "%s", g->skip);
 			continue;
 		}
+		ksft_print_msg("%s: %u writes checked; outcome: %u writes checked\n", path,
+			       g->path_checked, g->outcome_checked);
 		if (!g->path_checked)
-			ksft_test_result_skip("%s%s: path (%s)\n", run_label, g->name,
-					      why_skip);
+			ksft_test_result_code(KSFT_SKIP, path, "%s", why_skip);
 		else
-			ksft_test_result(!g->path_failed, "%s%s: path (%u writes)\n",
-					 run_label, g->name, g->path_checked);
+			ksft_test_result(!g->path_failed, "%s\n", path);
 
 		if (!g->outcome_checked)
-			ksft_test_result_skip("%s%s: outcome (undefined by the SDM)\n",
-					      run_label, g->name);
+			ksft_test_result_code(KSFT_SKIP, outcome, "undefined by the SDM");
 		else
-			ipi_report_point(g->outcome_failed, g->deviated, g->known,
-					 "%s%s: outcome (%u writes)", run_label, g->name,
-					 g->outcome_checked);
+			ipi_test_result(ipi_sdm_verdict(g->outcome_failed, g->deviated,
+							g->known, outcome), outcome);
 	}
 }
 
@@ -672,7 +683,7 @@ static void report_shadow(void)
 static void run_matrix(void)
 {
 	static const uint8_t vectors[] = { TEST_VECTOR, LOW_VECTOR };
-	char desc[128];
+	char desc[192];
 	int i;
 
 	memset(ctl, 0, sizeof(ctl));
@@ -757,37 +768,75 @@ static void compare_runs(unsigned int nr_rounds)
 		ksft_print_msg("  fastpath on / off: recipients 0x%lx / 0x%lx, fault 0x%x / 0x%x\n",
 			       on->got_set, off->got_set, on->fault, off->fault);
 	}
-	ksft_test_result(!differ,
-			 "differential: fastpath on and off deliver the same (%u writes)\n",
-			 compared);
+	ksft_print_msg("differential: %u writes compared\n", compared);
+	ksft_test_result(!differ, "%s\n", DIFFERENTIAL);
 }
 
-int main(void)
+/* The points of the run with the fastpath off, where it cannot be made. */
+static void skip_run_off(const char *why)
 {
-	bool differential = ipi_fastpath_switch_available();
+	char name[128];
+	int i;
+
+	for (i = 0; i < NR_GROUPS; i++) {
+		point_name(name, sizeof(name), OFF_LABEL, groups[i].name, "path");
+		ksft_test_result_code(KSFT_SKIP, name, "%s", why);
+		point_name(name, sizeof(name), OFF_LABEL, groups[i].name, "outcome");
+		ksft_test_result_code(KSFT_SKIP, name, "%s", why);
+	}
+	ksft_test_result_code(KSFT_SKIP, OFF_LABEL "none taken inside STI's shadow", "%s", why);
+	ksft_test_result_code(KSFT_SKIP, DIFFERENTIAL, "%s", why);
+}
+
+static void help(const char *name)
+{
+	printf("usage: %s [-d]\n"
+	       " -d: run the matrix again with kvm.%s off and compare (needs root;\n"
+	       "     every VM on the host runs without the fastpath meanwhile)\n",
+	       name, ICR_FASTPATH_SWITCH);
+}
+
+int main(int argc, char *argv[])
+{
+	bool differential = false;
+	const char *why_not;
 	unsigned int nr_rounds;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "dh")) != -1) {
+		switch (opt) {
+		case 'd':
+			differential = true;
+			break;
+		default:
+			help(argv[0]);
+			exit(opt == 'h' ? KSFT_PASS : KSFT_FAIL);
+		}
+	}
 
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));
+	why_not = ipi_fastpath_off_unavailable(differential);
 
 	ksft_print_header();
-	ksft_set_plan((differential ? 2 : 1) * (2 * NR_GROUPS + 1) + 1);
+	ksft_set_plan(2 * (2 * NR_GROUPS + 1) + 1);
 
+	/* With -d the first run is with the fastpath on; else as found. */
+	if (!why_not)
+		ipi_fastpath_switch_set(true);
 	run = RUN_AS_CONFIGURED;
 	run_matrix();
 	nr_rounds = total_rounds;
 
-	if (!differential) {
-		ksft_test_result_skip("differential: kernel has no kvm.%s switch\n",
-				      ICR_FASTPATH_SWITCH);
+	if (why_not) {
+		skip_run_off(why_not);
 		ksft_finished();
 	}
 
 	ipi_fastpath_switch_set(false);
 	run = RUN_FASTPATH_OFF;
-	run_label = "fastpath off: ";
+	run_label = OFF_LABEL;
 	run_matrix();
-	ipi_fastpath_switch_set(true);
 	TEST_ASSERT_EQ(total_rounds, nr_rounds);
 
 	compare_runs(nr_rounds);
