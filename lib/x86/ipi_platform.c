@@ -44,6 +44,25 @@ const char *ipi_fastpath_off_unavailable(bool asked)
 	return NULL;
 }
 
+bool ipi_differential_option(int argc, char *argv[])
+{
+	bool asked = false;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "dh")) != -1) {
+		if (opt == 'd') {
+			asked = true;
+			continue;
+		}
+		printf("usage: %s [-d]\n"
+		       " -d: run again with kvm.%s off and compare (needs root;\n"
+		       "     every VM on the host runs without the fastpath meanwhile)\n",
+		       argv[0], ICR_FASTPATH_SWITCH);
+		exit(opt == 'h' ? KSFT_PASS : KSFT_FAIL);
+	}
+	return asked;
+}
+
 /* The switch as the test found it, before its first change. */
 static bool switch_found, switch_saved;
 

@@ -37,6 +37,9 @@ bool ipi_fastpath_switch_available(void);
  */
 const char *ipi_fastpath_off_unavailable(bool asked);
 
+/* A test's options when -d is its only one: was it given?  -h: usage. */
+bool ipi_differential_option(int argc, char *argv[]);
+
 /*
  * Turn the fastpath on or off; the test fails if that is not possible.  The
  * first call arranges for the switch to be put back, at exit, to the value

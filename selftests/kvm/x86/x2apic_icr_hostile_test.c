@@ -926,29 +926,9 @@ static void skip_run_off(void)
 	}
 }
 
-static void help(const char *name)
-{
-	printf("usage: %s [-d]\n"
-	       " -d: run the table again with kvm.%s off and compare (needs root;\n"
-	       "     every VM on the host runs without the fastpath meanwhile)\n",
-	       name, ICR_FASTPATH_SWITCH);
-}
-
 int main(int argc, char *argv[])
 {
-	bool differential = false;
-	int opt;
-
-	while ((opt = getopt(argc, argv, "dh")) != -1) {
-		switch (opt) {
-		case 'd':
-			differential = true;
-			break;
-		default:
-			help(argv[0]);
-			exit(opt == 'h' ? KSFT_PASS : KSFT_FAIL);
-		}
-	}
+	bool differential = ipi_differential_option(argc, argv);
 
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));

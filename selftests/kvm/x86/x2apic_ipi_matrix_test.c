@@ -788,31 +788,11 @@ static void skip_run_off(const char *why)
 	ksft_test_result_code(KSFT_SKIP, DIFFERENTIAL, "%s", why);
 }
 
-static void help(const char *name)
-{
-	printf("usage: %s [-d]\n"
-	       " -d: run the matrix again with kvm.%s off and compare (needs root;\n"
-	       "     every VM on the host runs without the fastpath meanwhile)\n",
-	       name, ICR_FASTPATH_SWITCH);
-}
-
 int main(int argc, char *argv[])
 {
-	bool differential = false;
-	const char *why_not;
+	bool differential = ipi_differential_option(argc, argv);
 	unsigned int nr_rounds;
-	int opt;
-
-	while ((opt = getopt(argc, argv, "dh")) != -1) {
-		switch (opt) {
-		case 'd':
-			differential = true;
-			break;
-		default:
-			help(argv[0]);
-			exit(opt == 'h' ? KSFT_PASS : KSFT_FAIL);
-		}
-	}
+	const char *why_not;
 
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));
