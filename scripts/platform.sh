@@ -62,15 +62,8 @@ fi
 # 4 M emulated instructions per emulated second (540 s of guest uptime in
 # 59 s): too little work fits in the guest-time bounds of the tests.  50 M
 # brings it near wall time.
-# Bochs 2.7's SVM takes a pending virtual interrupt (V_IRQ) only after the
-# guest's next IF 0->1 (docs/platforms.md, "Bochs SVM and V_IRQ"): after
-# any VM exit in a loop that polls with interrupts on, the interrupt waits.
-# The L1 KVM's pause-loop exiting makes such exits of every PAUSE spin
-# (the stress test lost a wake-up in 4 of 5 runs with it, none in 4
-# without): bochs-svm's KVM runs without it, as kvm_amd allows.
 base=${platform%-2cpu}
 [ "$base" != bochs-svm ] || BOCHS_IPS=", ips=50000000"
-[ "$base" != bochs-svm ] || CMDLINE="$CMDLINE kvm_amd.pause_filter_count=0"
 [ "$KERNEL" = 6.12 ] || [ "$base" != bochs-vmx ] || BOCHS_CMDLINE=" noxsave clearcpuid=ht"
 # The two-CPU platforms run their own list (scripts/build-tests.sh).  The
 # runs as a user without root ("@nonroot") test the tests' privileges, not
