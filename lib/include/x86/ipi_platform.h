@@ -5,7 +5,9 @@
  * at all (VMX always; SVM only with NRIP save) and whether IPIs are
  * virtualized (IPIv, AVIC).  kvm_util fails the test on a parameter that
  * is absent and writes none, so the optional kvm.x2apic_icr_fastpath
- * switch is probed and written here.
+ * switch is probed here, and written on request.  Also which rule (enum
+ * ipi_policy) the running kernel's fastpath follows, learnt from what it
+ * does, and the verdicts of path checks.
  */
 #ifndef SELFTEST_KVM_IPI_PLATFORM_H
 #define SELFTEST_KVM_IPI_PLATFORM_H
@@ -25,7 +27,12 @@
 /* The kvm module parameter added by the runtime-switch patch. */
 #define ICR_FASTPATH_SWITCH	"x2apic_icr_fastpath"
 
-/* The fastpath is live only where the switch (if any) is on. */
+/*
+ * What the host lets the fastpath do; it is live only where the switch (if
+ * any) is on.  Where it is live and the stat exists, the rule it follows is
+ * probed once, from its behaviour (a VM of its own; see ipi_platform.c),
+ * unless KVM_IPI_POLICY names one.
+ */
 struct ipi_platform ipi_platform_probe(void);
 
 bool ipi_fastpath_switch_available(void);
