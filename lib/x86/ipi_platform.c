@@ -132,7 +132,7 @@ static bool policy_of_behaviour(enum ipi_policy *policy)
 	const char *no_counting = vpmu_counting_unsupported();
 	struct kvm_vcpu *vcpu;
 	struct kvm_vm *vm;
-	uint64_t before;
+	uint64_t before, after;
 	struct ucall uc;
 
 	if (no_counting)
@@ -150,8 +150,9 @@ static bool policy_of_behaviour(enum ipi_policy *policy)
 			    "rule probe: write %u did not come back", w);
 		writes[w].icr = probe_icr(w, 0);
 		writes[w].pmu_counts_instructions = w == PROBE_COUNTING;
-		writes[w].fast = vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes) != before;
-		before = vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes);
+		after = vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes);
+		writes[w].fast = after != before;
+		before = after;
 	}
 	vcpu_run(vcpu);
 	TEST_ASSERT_EQ(get_ucall(vcpu, &uc), UCALL_DONE);

@@ -714,6 +714,20 @@ static void check_set_lapic(uint64_t icr, const struct outcome *o, char *why, si
 		add_why(why, size, "fastpath +%lu, want +0", o->hits);
 }
 
+/* The name of the point of class @c written way @w in run @run. */
+static void class_point_name(char *buf, size_t size, int run, unsigned int c, unsigned int w)
+{
+	snprintf(buf, size, "%s%s%s: %s", run_labels[run], way_prefixes[w], class_names[c],
+		 way_names[w]);
+}
+
+/* The name of run @run's point on the sender's ESR. */
+static void esr_point_name(char *buf, size_t size, int run)
+{
+	snprintf(buf, size, "%sESR logs send illegal vector: %s", run_labels[run],
+		 way_names[BY_GUEST]);
+}
+
 /*
  * SDM Vol. 3A 11.5.3: a vector 0-15 written to the ICR sets "send illegal
  * vector" in the sender's ESR; no other write here may set it.  KVM is
@@ -740,8 +754,7 @@ static void report_esr(int run)
 	if (spurious)
 		ksft_print_msg("%s%u legal vectors logged as illegal in the ESR\n",
 			       run_labels[run], spurious);
-	snprintf(name, sizeof(name), "%sESR logs send illegal vector: guest WRMSR",
-		 run_labels[run]);
+	esr_point_name(name, sizeof(name), run);
 	ksft_print_msg("%s: %u values\n", name, illegal);
 	ipi_test_result(ipi_sdm_verdict(spurious || (logged && logged != illegal),
 					illegal - logged, illegal, name), name);
@@ -791,8 +804,7 @@ static void report_run(int run)
 	for (w = 0; w < NR_WAYS; w++) {
 		ksft_print_msg("%s%s\n", run_labels[run], way_groups[w]);
 		for (c = 0; c < NR_CLASSES; c++) {
-			snprintf(name, sizeof(name), "%s%s%s: %s", run_labels[run],
-				 way_prefixes[w], class_names[c], way_names[w]);
+			class_point_name(name, sizeof(name), run, c, w);
 			ksft_print_msg("%s: %u values\n", name, tried[c]);
 			ipi_test_result(ipi_sdm_verdict(failed[c][w], deviated[c][w],
 							w == BY_SET_LAPIC ? 0 : known[c], name),
@@ -909,13 +921,11 @@ static void skip_run_off(void)
 
 	for (w = 0; w < NR_WAYS; w++) {
 		for (c = 0; c < NR_CLASSES; c++) {
-			snprintf(name, sizeof(name), "%s%s%s: %s", run_labels[RUN_OFF],
-				 way_prefixes[w], class_names[c], way_names[w]);
+			class_point_name(name, sizeof(name), RUN_OFF, c, w);
 			ksft_test_result_code(KSFT_SKIP, name, "%s", off_unavailable);
 		}
 		if (w == BY_GUEST) {
-			snprintf(name, sizeof(name), "%sESR logs send illegal vector: %s",
-				 run_labels[RUN_OFF], way_names[w]);
+			esr_point_name(name, sizeof(name), RUN_OFF);
 			ksft_test_result_code(KSFT_SKIP, name, "%s", off_unavailable);
 		}
 	}

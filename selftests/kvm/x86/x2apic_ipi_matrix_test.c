@@ -197,6 +197,7 @@ static int run;
 static const char *run_label = "";
 #define OFF_LABEL	"fastpath off: "
 #define DIFFERENTIAL	"differential: fastpath on and off deliver the same"
+#define SHADOW_POINT	"none taken inside STI's shadow"
 static unsigned int total_rounds, total_hits, slow_deliveries;
 
 static bool xapic_phase;
@@ -677,7 +678,7 @@ static void report_shadow(void)
 				       run_label, apic_ids[i], round.tally[i].in_shadow);
 		n += round.tally[i].in_shadow;
 	}
-	ksft_test_result(!n, "%snone taken inside STI's shadow\n", run_label);
+	ksft_test_result(!n, "%s" SHADOW_POINT "\n", run_label);
 }
 
 static void run_matrix(void)
@@ -784,7 +785,7 @@ static void skip_run_off(const char *why)
 		point_name(name, sizeof(name), OFF_LABEL, groups[i].name, "outcome");
 		ksft_test_result_code(KSFT_SKIP, name, "%s", why);
 	}
-	ksft_test_result_code(KSFT_SKIP, OFF_LABEL "none taken inside STI's shadow", "%s", why);
+	ksft_test_result_code(KSFT_SKIP, OFF_LABEL SHADOW_POINT, "%s", why);
 	ksft_test_result_code(KSFT_SKIP, DIFFERENTIAL, "%s", why);
 }
 
