@@ -49,12 +49,21 @@ COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util,
 				# tests/NAME.diff: a test as its kvm_util needs it
 KVM_UTIL=$COMPAT/kvm_util	# its changes to kvm_util's own files, NAME.diff
 MSGS=$TOP/patches/selftests.msg
+FOLLOW=follow-up		# the follow-up series' directory in patches/$KERNEL/
+COVER=0000-cover-letter.txt
 base_mk=$KTREE/.kvmipi-pristine/$KVM/$KVM_MAKEFILE
 [ -f "$base_mk" ] || die "no pristine $KVM/$KVM_MAKEFILE: run 'make kernel' first"
 need_cmd git git
 
 # The kvm_util changes, in series order, each with its diff.
-kvm_util_changes=$(sed -n 's#^== kvm_util/\([A-Za-z0-9_.-]*\)$#\1#p' "$MSGS")
+# sections: the follow-up marker, the library's, this kernel's kvm_util changes
+# ("== kvm_util/NAME", or "== kvm_util/NAME K,L" for kernels K and L only)
+# and the tests, in series order
+sections=$(awk -v k="$KERNEL" '
+	/^=== follow-up$/ { print "@follow-up"; next }
+	$1 == "==" && $2 ~ /^kvm_util\// && (NF < 3 || index("," $3 ",", "," k ",")) { print $2 }
+	$1 == "==" && $2 ~ /^(lib|lib-x86-model|lib-x86|x2apic_[a-z0-9_]*)$/ { print $2 }' "$MSGS")
+kvm_util_changes=$(echo "$sections" | sed -n 's#^kvm_util/##p')
 for d in "$KVM_UTIL"/*.diff; do
 	[ -e "$d" ] || continue
 	n=${d##*/}
@@ -100,7 +109,7 @@ git add -A && git commit -q -m base && git tag base
 # those kernels' only
 message() {
 	awk -v key="$1" -v kernel="$KERNEL" '
-		/^== / { on = ($2 == key); next }
+		/^==/ { on = ($1 == "==" && $2 == key); next }
 		!on { next }
 		match($0, /^\[[0-9.,]+\]( |$)/) {
 			if (index("," substr($0, 2, index($0, "]") - 2) ",", "," kernel ",") == 0)
@@ -161,45 +170,61 @@ add_entries() {
 	done
 }
 
-# The library first: what the tests share.
-mkdir -p "$KVM/$ARCH_DIR" "$KVM/lib/$ARCH_DIR" "$KVM/include/$ARCH_DIR"
-cp "$TOP"/lib/*.c "$KVM/lib/"
-cp "$TOP"/lib/include/*.h "$KVM/include/"
-if [ -d "$COMPAT/lib" ]; then
-	cp "$COMPAT"/lib/*.c "$KVM/lib/"
-fi
-if [ -d "$COMPAT/include" ]; then
-	cp "$COMPAT"/include/*.h "$KVM/include/"
-fi
-add_entries LIBKVM lib "$TOP"/lib/*.c
-commit lib
-# The x86 library: the architectural model of IPIs (MODEL) alone first,
-# then what the tests build on it.
+# The library: what the tests share (lib), the architectural model of
+# IPIs (MODEL) alone (lib-x86-model), then the x86 helpers built on it
+# (lib-x86).
 MODEL=ipi_oracle
-cp "$TOP/lib/x86/$MODEL.c" "$KVM/lib/$ARCH_DIR/"
-cp "$TOP/lib/include/x86/$MODEL.h" "$KVM/include/$ARCH_DIR/"
-add_entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR "$MODEL.c"
-commit lib-x86-model
-cp "$TOP"/lib/x86/*.c "$KVM/lib/$ARCH_DIR/"
-cp "$TOP"/lib/include/x86/*.h "$KVM/include/$ARCH_DIR/"
-add_entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR $(cd "$TOP/lib/x86" && ls *.c | grep -vx "$MODEL.c")
-commit lib-x86
+mkdir -p "$KVM/$ARCH_DIR" "$KVM/lib/$ARCH_DIR" "$KVM/include/$ARCH_DIR"
+add_lib() {
+	cp "$TOP"/lib/*.c "$KVM/lib/"
+	cp "$TOP"/lib/include/*.h "$KVM/include/"
+	if [ -d "$COMPAT/lib" ]; then
+		cp "$COMPAT"/lib/*.c "$KVM/lib/"
+	fi
+	if [ -d "$COMPAT/include" ]; then
+		cp "$COMPAT"/include/*.h "$KVM/include/"
+	fi
+	add_entries LIBKVM lib "$TOP"/lib/*.c
+}
+add_lib_x86_model() {
+	cp "$TOP/lib/x86/$MODEL.c" "$KVM/lib/$ARCH_DIR/"
+	cp "$TOP/lib/include/x86/$MODEL.h" "$KVM/include/$ARCH_DIR/"
+	add_entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR "$MODEL.c"
+}
+add_lib_x86() {
+	cp "$TOP"/lib/x86/*.c "$KVM/lib/$ARCH_DIR/"
+	cp "$TOP"/lib/include/x86/*.h "$KVM/include/$ARCH_DIR/"
+	add_entries LIBKVM_$ARCH_DIR lib/$ARCH_DIR $(cd "$TOP/lib/x86" && ls *.c | grep -vx "$MODEL.c")
+}
 
-# Then the kvm_util changes, before the tests that use them.
-for n in $kvm_util_changes; do
-	git apply --whitespace=error "$KVM_UTIL/$n.diff" ||
-		die "compat/$KERNEL/kvm_util/$n.diff does not apply to the pristine files"
-	commit "kvm_util/$n"
-done
-
-# Then one patch per test, in the order of patches/selftests.msg, each
-# with its Makefile entry in name order before xapic_ipi_test; the bench
-# is built, not run (TEST_GEN_PROGS_EXTENDED, as nx_huge_pages_test).
+# The library, the kvm_util changes and the tests, in the order of their
+# sections in patches/selftests.msg, each test with its Makefile entry in name order
+# before xapic_ipi_test; the bench is built, not run
+# (TEST_GEN_PROGS_EXTENDED, as nx_huge_pages_test).  The sections after
+# the "=== follow-up" line make the follow-up series, posted apart on top
+# of the core one.
 tests=$(sed -n 's/^== \(x2apic_[a-z0-9_]*\)$/\1/p' "$MSGS")
 for t in $(cd "$TOP/selftests/kvm/x86" && ls *.c | sed 's/\.c$//'); do
 	echo "$tests" | grep -qx "$t" || die "selftests/kvm/x86/$t.c has no section in patches/selftests.msg"
 done
-for t in $tests; do
+core_tip=
+for s in $sections; do
+	case $s in
+	@follow-up)
+		[ -z "$core_tip" ] || die "patches/selftests.msg has two '=== follow-up' lines"
+		core_tip=$(git rev-parse HEAD)
+		continue ;;
+	lib|lib-x86-model|lib-x86)
+		"add_${s//-/_}"
+		commit "$s"
+		continue ;;
+	kvm_util/*)
+		git apply --whitespace=error "$KVM_UTIL/${s#kvm_util/}.diff" ||
+			die "compat/$KERNEL/kvm_util/${s#kvm_util/}.diff does not apply to the pristine files"
+		commit "$s"
+		continue ;;
+	esac
+	t=$s
 	[ -f "$TOP/selftests/kvm/x86/$t.c" ] || die "patches/selftests.msg names $t, not in selftests/kvm/x86/"
 	cp "$TOP/selftests/kvm/x86/$t.c" "$KVM/$ARCH_DIR/"
 	# the test as this kernel's older kvm_util needs it
@@ -217,18 +242,20 @@ for t in $tests; do
 	esac
 	commit "$t"
 done
-mkdir -p "$work/out"
-git format-patch -q --start-number 3 --no-signature -o "$work/out" base..HEAD
-NAMES=$(cd "$work/out" && ls)
+[ -n "$core_tip" ] || die "patches/selftests.msg has no '=== follow-up' line"
+mkdir -p "$work/out/$FOLLOW"
+git format-patch -q --start-number 3 --no-signature -o "$work/out" base.."$core_tip"
+git format-patch -q --no-signature -o "$work/out/$FOLLOW" "$core_tip"..HEAD
+NAMES=$(cd "$work/out" && ls *.patch; cd "$FOLLOW" && ls *.patch | sed "s#^#$FOLLOW/#")
 
 # The kernel patches: the series' entries numbered below the first
 # generated one.
-kernel_patches=$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk -F- '$1 + 0 < 3')
+kernel_patches=$(grep -v -e '^#' -e '^[[:space:]]*$' -e / "$PATCHES/series" | awk -F- '$1 + 0 < 3')
 want_series=$(printf '%s\n' $kernel_patches $NAMES)
 
-# The cover letter ends with the series' shortlog and diffstat: the series
-# applied with git am onto the pristine copies of the files it touches.
-cover=$PATCHES/0000-cover-letter.txt
+# Each cover letter ends with its series' shortlog and diffstat: the
+# series applied with git am onto the pristine copies of the files it
+# touches, the follow-up onto the core.
 stat=$KB/coverstat
 rm -rf "$stat"
 mkdir -p "$stat"
@@ -241,30 +268,46 @@ for p in $kernel_patches; do
 	git -C "$stat" am -q "$PATCHES/$p" || die "$p does not apply to the pristine files"
 done
 for p in $NAMES; do
+	[ "${p#"$FOLLOW"/}" = "$p" ] || [ -n "$(git -C "$stat" tag -l core)" ] ||
+		git -C "$stat" tag core
 	git -C "$stat" am -q "$work/out/$p" || die "$p does not apply to the pristine files"
 done
-[ -f "$cover" ] || die "patches/$KERNEL/0000-cover-letter.txt missing"
-# the cover letter up to its shortlog ("Author (N):"), its subject counting
-# the patches
-n=$(echo "$want_series" | wc -l)
-awk '/^[^ ].* \([0-9]+\):$/ { exit } { print }' "$cover" |
-	sed -E "s/^Subject: \[PATCH 0\/[0-9]+\]/Subject: [PATCH 0\/$n]/" |
-	sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$work/cover"
-{
+[ -n "$(git -C "$stat" tag -l core)" ] || git -C "$stat" tag core
+core_subject=$(sed -n 's/^Subject: \[PATCH 0\/[0-9]*\] //p' "$PATCHES/$COVER")
+# cover_letter COVER FROM TO [PREREQUISITE]: COVER up to its shortlog
+# ("Author (N):"), its subject counting the patches, then the shortlog and
+# diffstat of FROM..TO, and the series it applies on
+cover_letter() {
+	local cover=$1 from=$2 to=$3 n
+	[ -f "$cover" ] || die "${cover#"$TOP"/} missing"
+	n=$(git -C "$stat" rev-list --count "$from..$to")
+	awk '/^[^ ].* \([0-9]+\):$/ || /^This series applies on top of / { exit } { print }' "$cover" |
+		sed -E "s/^Subject: \[PATCH 0\/[0-9]+\]/Subject: [PATCH 0\/$n]/" |
+		sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
 	echo
+	if [ -n "${4:-}" ]; then
+		echo "This series applies on top of the core series,"
+		echo "\"$4\"."
+		echo
+	fi
 	echo "$GIT_AUTHOR_NAME ($n):"
-	git -C "$stat" log --reverse --format='  %s' base..HEAD
+	git -C "$stat" log --reverse --format='  %s' "$from..$to"
 	echo
-	git -C "$stat" diff --stat=72 base HEAD
-} >>"$work/cover"
+	git -C "$stat" diff --stat=72 "$from" "$to"
+}
+cover_letter "$PATCHES/$COVER" base core >"$work/out/$COVER"
+cover_letter "$PATCHES/$FOLLOW/$COVER" core HEAD \
+	"[PATCH 0/$(git -C "$stat" rev-list --count base..core)] $core_subject" \
+	>"$work/out/$FOLLOW/$COVER"
 cd "$TOP"
 
 # Numbered patches that the series no longer has
 stale() {
 	local f
-	for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch; do
+	for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch \
+		 "$PATCHES/$FOLLOW"/[0-9][0-9][0-9][0-9]-*.patch; do
 		[ -e "$f" ] || continue
-		echo "$want_series" | grep -qx "${f##*/}" || echo "${f##*/}"
+		echo "$want_series" | grep -qxF "${f#"$PATCHES"/}" || echo "${f#"$PATCHES"/}"
 	done
 }
 
@@ -279,10 +322,12 @@ case "${1:-}" in
 	[ -z "$(stale)" ] || die "patches/$KERNEL/ has patches the series no longer has: $(stale | tr '\n' ' '): run 'make patches'"
 	[ "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")" = "$want_series" ] ||
 		die "patches/$KERNEL/series is not the series generated: run 'make patches' and commit it"
-	if ! cmp -s "$work/cover" "$cover"; then
-		diff -u "$cover" "$work/cover" | head -40 >&2 || true
-		die "patches/$KERNEL/0000-cover-letter.txt has a stale shortlog or diffstat: run 'make patches' and commit it"
-	fi
+	for c in "$COVER" "$FOLLOW/$COVER"; do
+		if ! cmp -s "$work/out/$c" "$PATCHES/$c"; then
+			diff -u "$PATCHES/$c" "$work/out/$c" | head -40 >&2 || true
+			die "patches/$KERNEL/$c has a stale shortlog or diffstat: run 'make patches' and commit it"
+		fi
+	done
 	;;
 *)
 	for p in $(stale); do
@@ -296,9 +341,11 @@ case "${1:-}" in
 		fi
 	done
 	echo "$want_series" >"$PATCHES/series"
-	if ! cmp -s "$work/cover" "$cover"; then
-		cp "$work/cover" "$cover"
-		say "regenerated the shortlog and diffstat of patches/$KERNEL/0000-cover-letter.txt"
-	fi
+	for c in "$COVER" "$FOLLOW/$COVER"; do
+		if ! cmp -s "$work/out/$c" "$PATCHES/$c"; then
+			cp "$work/out/$c" "$PATCHES/$c"
+			say "regenerated the shortlog and diffstat of patches/$KERNEL/$c"
+		fi
+	done
 	;;
 esac

@@ -172,6 +172,7 @@ ver=$(make -s -C "$REPO" kernelversion)
 broken=""
 while read -r p <&3; do
 	name=${p%.patch}
+	mkdir -p "$(dirname "$LOGS/$name")"
 	[ -f "$PATCHES/$p" ] || die "patches/$KERNEL/series names $p, which does not exist"
 	applies="series: $name applies with git am on $ver"
 	if [ -n "$broken" ]; then

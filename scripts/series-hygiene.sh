@@ -27,8 +27,20 @@ missing=""
 while read -r p; do
 	[ -f "$PATCHES/$p" ] || missing="$missing $p"
 done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
-for p in "$PATCHES"/*.patch; do
-	grep -qx "${p##*/}" "$PATCHES/series" || missing="$missing (not in series: ${p##*/})"
+for p in "$PATCHES"/*.patch "$PATCHES"/follow-up/*.patch; do
+	[ -e "$p" ] || continue
+	grep -qxF "${p#"$PATCHES"/}" "$PATCHES/series" || missing="$missing (not in series: ${p#"$PATCHES"/})"
+done
+# The two series' sizes, patch files and cover letters included: the core
+# one is meant to stay within what a reviewer takes in one sitting.
+for s in core follow-up; do
+	if [ $s = core ]; then
+		files=("$PATCHES"/0*)
+	else
+		files=("$PATCHES"/follow-up/0*)
+	fi
+	[ -e "${files[0]}" ] || continue
+	echo "# $KERNEL: $s series: ${#files[@]} files, $(cat "${files[@]}" | wc -l) lines"
 done
 if [ -z "$missing" ]; then
 	result pass "patches: series and files agree"
@@ -50,13 +62,14 @@ fi
 # MAINTAINERS needs no update: KVM's entries already cover the new selftests
 # files, so checkpatch's FILE_PATH_CHANGES warning is ignored.
 if [ -x "$KTREE/scripts/checkpatch.pl" ]; then
-	for p in "$PATCHES"/*.patch; do
+	for p in "$PATCHES"/*.patch "$PATCHES"/follow-up/*.patch; do
+		[ -e "$p" ] || continue
 		if (cd "$KTREE" && perl scripts/checkpatch.pl --strict --no-tree \
 			--ignore FILE_PATH_CHANGES -q "$p") \
 			>"$work/checkpatch.log" 2>&1; then
-			result pass "checkpatch --strict: ${p##*/}"
+			result pass "checkpatch --strict: ${p#"$PATCHES"/}"
 		else
-			result fail "checkpatch --strict: ${p##*/}" "$work/checkpatch.log"
+			result fail "checkpatch --strict: ${p#"$PATCHES"/}" "$work/checkpatch.log"
 		fi
 	done
 else

@@ -1,17 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * An architectural model of x2APIC ICR writes, independent of KVM: how an
- * ICR value decodes, which writes KVM's IPI fastpath is allowed to complete,
- * and which vCPUs must receive what.  Pure C without kernel or KVM headers so
- * that it is unit tested on the host (lib/tests/ipi_oracle_unit.c); for that
- * reason it names the ICR's fields itself instead of using apic.h's.
- * kvm_util has no model of IPIs: its tests write ICR values and read back
- * what KVM latched.
+ * ICR value decodes, which writes KVM's IPI fastpath may complete, and which
+ * vCPUs must receive what.  Pure C without kernel or KVM headers, so that it
+ * can be unit tested on any host; hence its own names for the ICR's fields.
  *
- * Sources: Intel SDM Vol. 3A, "Interrupt Command Register (ICR)" and
- * "Valid Combinations for the Local xAPIC Interrupt Command Register", and
- * the x2APIC chapter (64-bit ICR, logical ID = cluster << 16 | 1 << (id & 15),
- * 0xffffffff is the broadcast destination in both destination modes).
+ * Sources: Intel SDM Vol. 3A, "Interrupt Command Register (ICR)", "Valid
+ * Combinations for the Local xAPIC Interrupt Command Register", and the
+ * x2APIC chapter.
  */
 #ifndef SELFTEST_KVM_IPI_ORACLE_H
 #define SELFTEST_KVM_IPI_ORACLE_H
@@ -43,10 +39,7 @@
 #define XAPIC_BROADCAST		0xffU
 #define XAPIC_DEST_SHIFT	56
 
-/*
- * @icr aimed at @dest: an x2APIC ICR's destination is bits 63:32, an xAPIC
- * one's (ICR2:ICR, as the tests carry it) bits 63:56.
- */
+/* @icr aimed at @dest: bits 63:32 in x2APIC mode, 63:56 (ICR2:ICR) in xAPIC. */
 static inline uint64_t icr_with_dest(uint64_t icr, uint32_t dest, bool xapic)
 {
 	return icr | (uint64_t)dest << (xapic ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
@@ -84,17 +77,13 @@ struct icr {
 struct icr icr_decode(uint64_t raw);
 uint64_t icr_encode(const struct icr *icr);
 
-/*
- * Human-readable form, e.g. "fixed physical dest=0x2 shorthand=none edge
- * vector=0x40".  Returns what snprintf() returns.
- */
+/* E.g. "fixed physical dest=0x2 shorthand=none edge vector=0x40". */
 int icr_format(uint64_t raw, char *buf, size_t size);
 
 /*
- * A fixed or lowest-priority IPI with a vector below 16: the SDM's "illegal
- * vector" ("Valid Interrupt Vectors", "Error Handling"): the sender's ESR
- * records "send illegal vector", and no APIC accepts it, so nothing is
- * delivered.
+ * A fixed or lowest-priority IPI with a vector below 16 is illegal (SDM,
+ * "Error Handling"): the sender's ESR records "send illegal vector", and no
+ * APIC accepts it.
  */
 #define ESR_SEND_ILLEGAL_VECTOR	0x20
 
@@ -104,34 +93,24 @@ bool icr_illegal_vector(uint64_t raw);
 uint32_t x2apic_logical_id(uint32_t x2apic_id);
 
 /*
- * Which ICR writes KVM completes in its fastpath, by kernel generation (a
- * test tells which rule the running kernel follows from what it does, see
- * ipi_policy_of_behaviour(), never from its release):
+ * Which ICR writes KVM completes in its fastpath, by kernel generation (the
+ * running kernel's is learnt from its behaviour, ipi_policy_of_behaviour()):
  *
- *  - single-target (Linux 5.x to 6.17, e.g. 6.12 LTS): a fixed IPI to one
- *    physical destination, without shorthand and not to the broadcast ID.
- *  - fast-delivery (Linux 6.18 to 7.1): any IPI that KVM can deliver
- *    through its map of the VM's APICs, without walking every vCPU.  That
- *    takes every delivery mode, logical destinations and the self
- *    shorthand; not the ALL and ALL-BUT-SELF shorthands, nor the broadcast
- *    ID 0xffffffff, in either destination mode.
- *  - fast-delivery-pmu-gate (Linux 7.2 and later): fast-delivery, except
- *    that no write at all completes in the fastpath while the sender has a
- *    mediated vPMU with a counter enabled, locally and in its global
- *    control, that counts instructions retired: the emulated WRMSR must
- *    then be counted, and KVM leaves that to the slow path (7.3's
- *    kvm_pmu_is_fastpath_emulation_allowed(), which 7.2 has as well; 7.0
- *    and 7.1 were not read).  Other vCPUs' counters do not matter, and
- *    what is delivered does not change.  The two older policies ignore
- *    the vPMU.
+ *  - single-target (up to 6.17): a fixed IPI to one physical destination,
+ *    without shorthand and not to the broadcast ID.
+ *  - fast-delivery (6.18 to 7.1): any IPI that KVM can deliver through its
+ *    map of the VM's APICs: every delivery mode, logical destinations and
+ *    the self shorthand; not ALL or ALL-BUT-SELF, nor the broadcast ID.
+ *  - fast-delivery-pmu-gate (7.2 and later): fast-delivery, but no write
+ *    while the sender's mediated vPMU has a counter enabled, locally and
+ *    globally, that counts instructions retired: the emulated WRMSR must
+ *    then be counted (kvm_pmu_is_fastpath_emulation_allowed()).
  *
- * None completes a write that faults (reserved bits).  Whether a logical
- * destination is routable through the map depends on the whole VM (struct
- * ipi_vm below): the map resolves logical IDs only while every APIC that is
- * enabled in IA32_APIC_BASE uses the same logical model, i.e. here all of
- * them in x2APIC mode.  One vCPU in xAPIC mode next to x2APIC ones leaves
- * logical IPIs to the slow path; an APIC that is hardware-disabled is not in
- * the map at all, and a software-disabled one keeps its mode and IDs.
+ * None completes a write that faults (reserved bits).  The map resolves
+ * logical IDs only while every APIC enabled in IA32_APIC_BASE uses the same
+ * logical model: one vCPU in xAPIC mode leaves logical IPIs to the slow
+ * path.  A hardware-disabled APIC is not in the map; a software-disabled
+ * one keeps its mode and IDs.
  */
 enum ipi_policy {
 	IPI_POLICY_SINGLE_TARGET,
@@ -157,11 +136,7 @@ enum apic_state {
 	APIC_STATE_HW_DISABLED,		/* IA32_APIC_BASE.EN clear */
 };
 
-/*
- * The VM-wide state: vCPU i has x2APIC ID @x2apic_ids[i], and
- * @pmu_counts_instructions[i] says whether its mediated vPMU has a counter
- * enabled that counts instructions retired (only the sender's matters).
- */
+/* The VM-wide state: vCPU i has x2APIC ID @x2apic_ids[i]. */
 struct ipi_vm {
 	unsigned int nr_vcpus;
 	const uint32_t *x2apic_ids;
@@ -187,12 +162,10 @@ struct ipi_probe_write {
 };
 
 /*
- * Which rule the running KVM follows, from what it did: the first policy,
- * in the order of enum ipi_policy, that gives each of the @nr_writes writes
- * of the vCPU with x2APIC ID @x2apic_id the path it took.  Where the writes
- * cannot tell two policies apart (fast-delivery and its vPMU gate, without
- * a write made while the vPMU counted), the older is taken: the two agree
- * on every write made without one.  False if no policy explains them all.
+ * The first policy, in enum order, that gives each of the @nr_writes writes
+ * of the vCPU with x2APIC ID @x2apic_id the path it took; false if none.
+ * Without a write made while the vPMU counted, fast-delivery and its vPMU
+ * gate agree on everything, and the older is taken.
  */
 bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_writes,
 			     uint32_t x2apic_id, enum ipi_policy *policy);
@@ -207,9 +180,8 @@ struct ipi_platform {
 };
 
 /*
- * Fastpath hits a single guest write of @raw must add to the sender's stat:
- * 0 or 1, or -1 when either is correct (hardware may complete the write
- * without an exit, so the count depends on where the target runs).
+ * Fastpath hits a guest write of @raw must add to the sender's stat: 0 or 1,
+ * or -1 when either is correct (IPI virtualization may skip the exit).
  */
 int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p);
 
@@ -225,10 +197,7 @@ enum ipi_fate {
 	IPI_FATE_UNDEFINED,	/* the SDM calls the combination invalid */
 };
 
-/*
- * IPI_FATE_EACH with no targets: nothing is delivered, e.g. for an INIT
- * level de-assert, an illegal vector or a destination no vCPU has.
- */
+/* IPI_FATE_EACH with no targets: nothing is delivered. */
 struct ipi_expectation {
 	enum ipi_fate fate;
 	uint64_t targets;	/* bit i: vCPU i (index into x2apic_ids) */
@@ -236,20 +205,17 @@ struct ipi_expectation {
 };
 
 /*
- * What must happen when the vCPU at index @sender of @nr_vcpus vCPUs, whose
- * x2APIC IDs are @x2apic_ids, writes @raw to its ICR in x2APIC mode.
- * Supports up to 64 vCPUs.
+ * What must happen when vCPU @sender of @nr_vcpus (at most 64), whose x2APIC
+ * IDs are @x2apic_ids, writes @raw to its ICR in x2APIC mode.
  */
 struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
 				  const uint32_t *x2apic_ids,
 				  unsigned int nr_vcpus);
 
 /*
- * The same question in xAPIC mode, for a write of ICR2:ICR as one value
- * (@raw: the 8-bit destination in bits 63:56, as ICR2 holds it in 31:24).
- * Logical destinations use the flat model: vCPU i matches when @flat_ldr[i]
- * (its LDR bits 31:24) shares a bit with the destination.  MMIO writes never
- * fault, whatever the reserved bits, and never reach the x2APIC fastpath.
+ * The same in xAPIC mode, for ICR2:ICR as one value, the flat logical model:
+ * vCPU i matches when @flat_ldr[i] (LDR bits 31:24) shares a bit with the
+ * destination.  MMIO writes never fault.
  */
 struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
 					const uint32_t *apic_ids,
@@ -258,30 +224,20 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
 
 /*
  * What must happen when vCPU @sender of @vm, in x2APIC mode, writes @raw to
- * its ICR.  Targets are those of ipi_expect() that can accept the IPI:
- *  - a hardware-disabled APIC accepts nothing (SDM Vol. 3A, "Enabling or
- *    Disabling the Local APIC": it is as if the processor had none);
- *  - a software-disabled one accepts NMI, SMI, INIT and start-up IPIs but no
- *    fixed or lowest-priority interrupt (SDM Vol. 3A, "Local APIC State
- *    After It Has Been Software Disabled");
- *  - an APIC in xAPIC mode that the destination addresses (read as x2APIC)
- *    is in .unchecked: the x2APIC architecture puts every local APIC of a
- *    system in the same mode (x2APIC specification, "Consistency of APIC
- *    IDs and CPUID"), so the SDM says nothing about a message from an
- *    x2APIC sender to it.  We decided to assert nothing about its receipt
- *    then, that it receives nothing otherwise, and to check the path of
- *    every write all the same.  Tests send no lowest-priority IPI whose
- *    candidates include it.
+ * its ICR: the targets of ipi_expect() that can accept the IPI.
+ *  - A hardware-disabled APIC accepts nothing (SDM, "Enabling or Disabling
+ *    the Local APIC").
+ *  - A software-disabled one accepts NMI, SMI, INIT and start-up IPIs only
+ *    (SDM, "Local APIC State After It Has Been Software Disabled").
+ *  - The SDM says nothing of an x2APIC sender's IPI to an APIC in xAPIC
+ *    mode (the x2APIC specification puts all APICs in one mode): such a
+ *    target is in .unchecked, and the path is checked all the same.  Tests
+ *    send no lowest-priority IPI whose candidates include it.
  */
 struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
 				     const struct ipi_vm *vm);
 
-/*
- * Did the IPI land as @e says?  @got[i]: how many times vCPU i took it.
- * IPI_FATE_EACH: each target once, nobody else; IPI_FATE_ONE_OF: one target
- * once, nobody else; IPI_FATE_GP: nobody.  vCPUs in .unchecked are not
- * looked at, and IPI_FATE_UNDEFINED takes anything.
- */
+/* Did the IPI land as @e says?  @got[i]: how many times vCPU i took it. */
 bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
 		     unsigned int nr_vcpus);
 
