@@ -21,7 +21,7 @@ declare -A EMULATOR=(
 	[bochs-svm]="Bochs 2.7, CPU model zambezi, 1 CPU, SVM+NPT+NRIP save"
 	[bochs-vmx-2cpu]="Bochs 2.7, CPU model tigerlake, 2 CPUs, VMX+EPT: sender and receiver on their own CPUs"
 	[bochs-svm-2cpu]="Bochs 2.7, CPU model zambezi, 2 CPUs, SVM+NPT+NRIP save: sender and receiver on their own CPUs"
-	[qemu-svm]="QEMU 7.2 TCG, CPU EPYC+svm+npt, 1 CPU"
+	[qemu-svm]="QEMU 11.1 TCG (Debian unstable), CPU EPYC+svm+npt, 1 CPU"
 	[qemu-kvm]="QEMU with KVM, nested, CPU host"
 	[host]="no emulator: the running kernel"
 )

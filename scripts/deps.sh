@@ -9,10 +9,11 @@ set -euo pipefail
 PKGS=(
 	gcc make libc6-dev flex bison bc libelf-dev libssl-dev perl	# kernel build
 	cpio rsync patch xz-utils file ccache busybox-static		# sources, initramfs
-	qemu-system-x86							# qemu-svm, qemu-kvm
 	bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso	# bochs-vmx
 	gnuplot-nox							# make bench
 )
+# qemu-svm and qemu-kvm run Debian unstable's QEMU, unpacked under $BUILD
+# (scripts/emulators.sh), not Debian 12's.
 KERNELS=${KERNELS:-$("$TOP/scripts/kernels.sh")}
 [ -n "${KSRC:-}" ] || [[ " $KERNELS " != *" 6.12 "* ]] || PKGS+=(linux-source-6.12)
 mkdir -p "$BUILD"
@@ -56,6 +57,8 @@ for p in "${PKGS[@]}"; do
 done
 fetch_sources() {
 	local k
+	"$TOP/scripts/emulators.sh" ||
+		printf 'warning: no QEMU from Debian unstable: qemu-svm and qemu-kvm cannot run\n' >&2
 	[ -z "${KSRC:-}" ] || return 0
 	for k in $KERNELS; do
 		[ "$k" = 6.12 ] || fetch_mirror_source "$k"

@@ -14,7 +14,9 @@
 # Every emulator run has a wall-clock limit and is killed with its whole
 # process group when it ends, hangs or its guest kernel panics.
 # QEMU_SVM_SMP=N, BOCHS_CPUS=N: that many emulated CPUs instead of one
-# (scripts/smp-repro.sh); PLATFORM_LIMIT=S: the wall-clock limit.
+# (scripts/smp-repro.sh), QEMU_TCG_THREAD=multi: QEMU's CPUs on threads of
+# their own; QEMU=PATH: another QEMU (default: Debian unstable's,
+# scripts/emulators.sh); PLATFORM_LIMIT=S: the wall-clock limit.
 #
 # usage: platform.sh PLATFORM OUTDIR
 set -euo pipefail
@@ -74,7 +76,7 @@ bochs-vmx) CMDLINE="$CMDLINE kvmipi.nonroot" ;;
 esac
 
 mkdir -p "$out"
-rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log
+rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator
 
 emu_pid=
 cleanup() {
@@ -123,10 +125,14 @@ watch_emulator() {
 	echo "$((SECONDS - start))" >"$out/wall_seconds"
 }
 
+# QEMU from Debian unstable (scripts/emulators.sh): Debian 12's 7.2 lets
+# interrupts into a nested guest inside STI's shadow.
 run_qemu() {
-	local accel=$1 cpu=$2 smp=$3
-	need_cmd qemu-system-x86_64 qemu-system-x86
-	watch_emulator qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$smp" \
+	local accel=$1 cpu=$2 smp=$3 qemu
+	qemu=${QEMU:-$("$TOP/scripts/emulators.sh" --print)}
+	[ -n "$qemu" ] || die "$platform runs Debian unstable's QEMU: run 'make deps' (scripts/emulators.sh)"
+	"$qemu" --version | head -1 >"$out/emulator"
+	watch_emulator "$qemu" -accel "$accel" -cpu "$cpu" -smp "$smp" \
 		-m "$MEM" -kernel "$BZIMAGE" -initrd "$INITRAMFS" \
 		-append "$CMDLINE" -display none -monitor none -no-reboot \
 		-serial "file:$out/console.log"
@@ -206,10 +212,10 @@ case "$platform" in
 bochs-vmx|bochs-vmx-2cpu) run_bochs tigerlake ;;
 bochs-svm|bochs-svm-2cpu) run_bochs zambezi ;;
 qemu-svm)
-	# One CPU: with two, QEMU 7.2's TCG SVM delivers interrupts it injects
+	# One CPU: with two, QEMU's TCG SVM (7.2 and 11.1) delivers interrupts it injects
 	# into L2 a second time, late (a stale exception_index after VMRUN's
 	# event injection; proven in docs/platforms.md); QEMU_SVM_SMP=2 to see it.
-	run_qemu tcg,thread=single EPYC,+svm,+npt "${QEMU_SVM_SMP:-1}" ;;
+	run_qemu "tcg,thread=${QEMU_TCG_THREAD:-single}" EPYC,+svm,+npt "${QEMU_SVM_SMP:-1}" ;;
 qemu-kvm)
 	host_has_kvm || die "qemu-kvm needs a usable /dev/kvm (CPU with vmx or svm) on this machine"
 	run_qemu kvm host 2 ;;

@@ -30,9 +30,9 @@ uint64_t vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc);
 
 /*
  * The factor every time bound of a test is multiplied by: the environment's
- * KVM_SELFTEST_TIME_SCALE, a positive integer, 1 if unset.  The bounds are
- * sized for emulated machines, which run guests far slower than hardware;
- * a loaded host or a debug kernel may need them longer still.
+ * KVM_SELFTEST_TIME_SCALE, a positive integer, 1 if unset: a slow or
+ * loaded host, nested virtualization or a debug kernel may need longer
+ * bounds than the tests', which are generous for hardware.
  */
 unsigned int test_time_scale(void);
 

@@ -455,7 +455,7 @@ static void chaos_epoch(uint32_t me)
 			masked_a_while(&rng, me);
 			continue;
 		}
-		spin(&rng);	/* keep the emulated test beds' interrupt load sane */
+		spin(&rng);	/* a random pause between sends */
 		base = rdmsr(MSR_IA32_APICBASE);
 		icr = pick_icr(&rng, me, !(base & X2APIC_ENABLE), &kind);
 		if (!(base & X2APIC_ENABLE))
