@@ -20,7 +20,7 @@ KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) scripts/kernels.sh)
 ifeq ($(KERNELS),)
 $(error no kernel to work on: see the error above)
 endif
-export BUILD DEBUG KSRC KERNELS MUTANT MUTANT_PLATFORMS PLATFORMS RESULTS TEST_TIMEOUT TIME_SCALE
+export APICV BOCHS BUILD DEBUG KSRC KERNELS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT TIME_SCALE
 EACH = scripts/each-kernel.sh
 
 .PHONY: all deps kernel patches tests initramfs run mutants bench unit check clean

@@ -17,6 +17,8 @@
 # (kvmipi.stop_on_failure): one failure catches the mutant.
 # Restores the normal kernel at the end.  Writes $RESULTS/mutants.counts.
 #
+# APICV=1 BOCHS=/path/to/bochs runs mutants/apicv/ instead: posted-interrupt
+# mistakes, on the opt-in APICv platforms (a Bochs with emulators/bochs/).
 # DEBUG=1 runs mutants/debug/ instead, on the debug kernel: bugs that only
 # its checkers (lockdep, sleep-in-atomic, KASAN) see.  Such a mutant is
 # caught when the guest runs to its end and its kernel log has the report
@@ -34,6 +36,21 @@ MUTANTS=("$TOP"/mutants/$KERNEL/${MUTANT:-*}.patch)
 ALTERNATE=(bochs-vmx bochs-svm)
 top_results=$RESULTS
 mutants_out=$KB/mutants
+if [ -n "${APICV:-}" ]; then
+	# Posted-interrupt mistakes: only a platform with APICv runs that code,
+	# and only a Bochs built with emulators/bochs/*.patch gives one.
+	[ -n "${BOCHS:-}" ] ||
+		die "APICV=1 runs mutants/$KERNEL/apicv/ on bochs-apicv: set BOCHS=/path/to/bochs (emulators/bochs/README.md)"
+	say "APICV=1: posted-interrupt mutants (mutants/$KERNEL/apicv/) under $BOCHS"
+	MUTANTS=("$TOP"/mutants/$KERNEL/apicv/${MUTANT:-*}.patch)
+	if [ ! -e "${MUTANTS[0]}" ]; then
+		say "no posted-interrupt mutants for $KERNEL yet (mutants/$KERNEL/apicv/)"
+		mkdir -p "$RESULTS"
+		echo "0 0 0" >"$RESULTS/mutants.counts"
+		exit 0
+	fi
+	mutants_out=$KB/mutants-apicv
+fi
 if [ -n "$DEBUG" ]; then
 	say "DEBUG=1: debug-only mutants (mutants/debug/); the fastpath mutants run without DEBUG"
 	MUTANT_TESTS=(kvm/x2apic_fastpath_stat_test)

@@ -8,6 +8,10 @@
 #   bochs-vmx-2cpu, bochs-svm-2cpu
 #              the same with 2 CPUs, which really race (Bochs runs its CPUs
 #              in turns of at most 32 instructions), running tests-2cpu.list
+#   bochs-apicv, bochs-apicv-2cpu
+#              bochs-vmx with APICv (posted interrupts), under a Bochs whose
+#              posted interrupts work: BOCHS=/path/to/bochs, built with
+#              emulators/bochs/*.patch (Debian's do not: docs/platforms.md)
 #   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 1 CPU: no NRIP save, no fastpath
 #   qemu-kvm   QEMU with KVM and nested virtualization (needs /dev/kvm)
 #   host       the running kernel (a patched machine)
@@ -33,6 +37,7 @@ CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
 
 # platform: wall-clock limit (s), memory of the emulated machine (MiB)
 declare -A LIMIT=([bochs-vmx]=1500 [bochs-svm]=1500 [bochs-vmx-2cpu]=1500 [bochs-svm-2cpu]=1500
+		 [bochs-apicv]=1500 [bochs-apicv-2cpu]=1500
 		 [qemu-svm]=600 [qemu-kvm]=600 [host]=1800)
 MEM=1024
 BOCHS_IPS= BOCHS_CMDLINE=
@@ -66,7 +71,7 @@ fi
 # brings it near wall time.
 base=${platform%-2cpu}
 [ "$base" != bochs-svm ] || BOCHS_IPS=", ips=50000000"
-[ "$KERNEL" = 6.12 ] || [ "$base" != bochs-vmx ] || BOCHS_CMDLINE=" noxsave clearcpuid=ht"
+[ "$KERNEL" = 6.12 ] || [ "$base" = bochs-svm ] || BOCHS_CMDLINE=" noxsave clearcpuid=ht"
 # The two-CPU platforms run their own list (scripts/build-tests.sh).  The
 # runs as a user without root ("@nonroot") test the tests' privileges, not
 # the platform: bochs-vmx makes them (common.sh, tests_list_of).
@@ -177,7 +182,7 @@ rfb_unlock() {
 
 run_bochs() {
 	local model=$1
-	need_cmd bochs bochs
+	[ -n "${BOCHS:-}" ] || need_cmd bochs bochs
 	[ -f /usr/share/bochs/BIOS-bochs-latest ] || die "Bochs BIOS missing: apt-get install bochsbios"
 	[ -f /usr/share/vgabios/vgabios.bin ] || die "VGA BIOS missing: apt-get install vgabios"
 	make_iso
@@ -197,7 +202,8 @@ run_bochs() {
 	BOCHSRC
 	echo c >"$out/bochs.rc"
 	rfb_lock
-	watch_emulator bochs -q -f "$out/bochsrc" -rc "$out/bochs.rc"
+	watch_emulator "${BOCHS:-bochs}" -q -f "$out/bochsrc" -rc "$out/bochs.rc"
+	grep -a -m1 -o 'Bochs x86 Emulator.*' "$out/bochs.log" >"$out/emulator" || true
 }
 
 run_host() {
@@ -210,6 +216,10 @@ run_host() {
 
 case "$platform" in
 bochs-vmx|bochs-vmx-2cpu) run_bochs tigerlake ;;
+bochs-apicv|bochs-apicv-2cpu)
+	[ -n "${BOCHS:-}" ] ||
+		die "$platform needs a Bochs whose VMX posted interrupts work: BOCHS=/path/to/bochs, built with emulators/bochs/*.patch (emulators/bochs/README.md)"
+	run_bochs tigerlake ;;
 bochs-svm|bochs-svm-2cpu) run_bochs zambezi ;;
 qemu-svm)
 	# One CPU: with two, QEMU's TCG SVM (7.2 and 11.1) delivers interrupts it injects
@@ -220,5 +230,5 @@ qemu-kvm)
 	host_has_kvm || die "qemu-kvm needs a usable /dev/kvm (CPU with vmx or svm) on this machine"
 	run_qemu kvm host 2 ;;
 host) run_host ;;
-*) die "unknown platform '$platform' (bochs-vmx, bochs-svm, bochs-vmx-2cpu, bochs-svm-2cpu, qemu-svm, qemu-kvm, host)" ;;
+*) die "unknown platform '$platform' (bochs-vmx, bochs-svm, bochs-vmx-2cpu, bochs-svm-2cpu, bochs-apicv, bochs-apicv-2cpu, qemu-svm, qemu-kvm, host)" ;;
 esac
