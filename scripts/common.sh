@@ -57,7 +57,17 @@ tests_list_of() {
 		echo "$TESTS_LIST.root" ;;
 	esac
 }
-PATCHES=$TOP/patches/$KERNEL	# the series for this kernel
+PATCHES=$TOP/patches/$KERNEL	# the series for this kernel: the core one,
+FOLLOW=follow-up		# and in $PATCHES/$FOLLOW/ the follow-up one
+# series_patches: the patch files of both series, core first
+series_patches() {
+	local p
+	for p in "$PATCHES"/*.patch "$PATCHES/$FOLLOW"/*.patch; do
+		if [ -e "$p" ]; then
+			echo "$p"
+		fi
+	done
+}
 JOBS=${JOBS:-$(nproc)}
 # deb_tarball K: where Debian's linux-source-K puts its tarball.  6.12 is
 # installed from bookworm (scripts/deps.sh); the mainline ones are

@@ -55,7 +55,9 @@ for p in "${PKGS[@]}"; do
 	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
 		missing+=("$p")
 done
-fetch_sources() {
+# What comes from the Debian mirror: unstable's QEMU, and the mainline
+# kernels' sources (without KSRC=).
+fetch_from_mirror() {
 	local k
 	"$TOP/scripts/emulators.sh" ||
 		printf 'warning: no QEMU from Debian unstable: qemu-svm and qemu-kvm cannot run\n' >&2
@@ -65,7 +67,7 @@ fetch_sources() {
 	done
 }
 if [ ${#missing[@]} -eq 0 ]; then
-	fetch_sources
+	fetch_from_mirror
 	exit 0
 fi
 
@@ -76,4 +78,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$BUILD/apt.log" 2>&1 ||
 	{ tail -20 "$BUILD/apt.log" >&2; die "apt-get install failed (full log: $BUILD/apt.log)"; }
-fetch_sources
+fetch_from_mirror

@@ -70,5 +70,5 @@ cat >"$WRAPPER.new" <<-EOF
 EOF
 chmod +x "$WRAPPER.new"
 mv "$WRAPPER.new" "$WRAPPER"
-"$WRAPPER" --version >/dev/null || die "$WRAPPER does not run"
-say "emulators: $("$WRAPPER" --version | head -1) in $((SECONDS - start)) s"
+version=$("$WRAPPER" --version) || die "$WRAPPER does not run"
+say "emulators: ${version%%$'\n'*} in $((SECONDS - start)) s"

@@ -26,7 +26,7 @@ unset DEBUG	# ours: the kernel's tools/ Makefiles read DEBUG=1 as "-O0"
 # "--- a/" lines, but for files that one of them creates.
 modified_files() {
 	local f
-	for f in "$PATCHES"/*.patch "$PATCHES"/follow-up/*.patch "$TOP/compat/$KERNEL/kvm_util"/*.diff; do
+	for f in $(series_patches) "$TOP/compat/$KERNEL/kvm_util"/*.diff; do
 		if [ -f "$f" ]; then
 			cat "$f"
 		fi

@@ -49,21 +49,21 @@ COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util,
 				# tests/NAME.diff: a test as its kvm_util needs it
 KVM_UTIL=$COMPAT/kvm_util	# its changes to kvm_util's own files, NAME.diff
 MSGS=$TOP/patches/selftests.msg
-FOLLOW=follow-up		# the follow-up series' directory in patches/$KERNEL/
 COVER=0000-cover-letter.txt
 base_mk=$KTREE/.kvmipi-pristine/$KVM/$KVM_MAKEFILE
 [ -f "$base_mk" ] || die "no pristine $KVM/$KVM_MAKEFILE: run 'make kernel' first"
 need_cmd git git
 
-# The kvm_util changes, in series order, each with its diff.
-# sections: the follow-up marker, the library's, this kernel's kvm_util changes
-# ("== kvm_util/NAME", or "== kvm_util/NAME K,L" for kernels K and L only)
-# and the tests, in series order
+# The sections, in series order: the library's, this kernel's kvm_util
+# changes ("== kvm_util/NAME", or "== kvm_util/NAME K,L" for kernels K and
+# L only), the tests, and the follow-up marker among them.
 sections=$(awk -v k="$KERNEL" '
 	/^=== follow-up$/ { print "@follow-up"; next }
 	$1 == "==" && $2 ~ /^kvm_util\// && (NF < 3 || index("," $3 ",", "," k ",")) { print $2 }
 	$1 == "==" && $2 ~ /^(lib|lib-x86-model|lib-x86|x2apic_[a-z0-9_]*)$/ { print $2 }' "$MSGS")
 kvm_util_changes=$(echo "$sections" | sed -n 's#^kvm_util/##p')
+tests=$(echo "$sections" | grep '^x2apic_' || true)
+# each kvm_util change with its diff
 for d in "$KVM_UTIL"/*.diff; do
 	[ -e "$d" ] || continue
 	n=${d##*/}
@@ -203,7 +203,6 @@ add_lib_x86() {
 # (TEST_GEN_PROGS_EXTENDED, as nx_huge_pages_test).  The sections after
 # the "=== follow-up" line make the follow-up series, posted apart on top
 # of the core one.
-tests=$(sed -n 's/^== \(x2apic_[a-z0-9_]*\)$/\1/p' "$MSGS")
 for t in $(cd "$TOP/selftests/kvm/x86" && ls *.c | sed 's/\.c$//'); do
 	echo "$tests" | grep -qx "$t" || die "selftests/kvm/x86/$t.c has no section in patches/selftests.msg"
 done
@@ -246,7 +245,10 @@ done
 mkdir -p "$work/out/$FOLLOW"
 git format-patch -q --start-number 3 --no-signature -o "$work/out" base.."$core_tip"
 git format-patch -q --no-signature -o "$work/out/$FOLLOW" "$core_tip"..HEAD
-NAMES=$(cd "$work/out" && ls *.patch; cd "$FOLLOW" && ls *.patch | sed "s#^#$FOLLOW/#")
+CORE_NAMES=$(cd "$work/out" && ls *.patch)
+FOLLOW_NAMES=$(cd "$work/out/$FOLLOW" && ls *.patch | sed "s#^#$FOLLOW/#")
+NAMES="$CORE_NAMES
+$FOLLOW_NAMES"
 
 # The kernel patches: the series' entries numbered below the first
 # generated one.
@@ -267,12 +269,13 @@ git -C "$stat" tag base
 for p in $kernel_patches; do
 	git -C "$stat" am -q "$PATCHES/$p" || die "$p does not apply to the pristine files"
 done
-for p in $NAMES; do
-	[ "${p#"$FOLLOW"/}" = "$p" ] || [ -n "$(git -C "$stat" tag -l core)" ] ||
-		git -C "$stat" tag core
+for p in $CORE_NAMES; do
 	git -C "$stat" am -q "$work/out/$p" || die "$p does not apply to the pristine files"
 done
-[ -n "$(git -C "$stat" tag -l core)" ] || git -C "$stat" tag core
+git -C "$stat" tag core
+for p in $FOLLOW_NAMES; do
+	git -C "$stat" am -q "$work/out/$p" || die "$p does not apply to the pristine files"
+done
 core_subject=$(sed -n 's/^Subject: \[PATCH 0\/[0-9]*\] //p' "$PATCHES/$COVER")
 # cover_letter COVER FROM TO [PREREQUISITE]: COVER up to its shortlog
 # ("Author (N):"), its subject counting the patches, then the shortlog and

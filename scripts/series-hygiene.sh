@@ -27,21 +27,19 @@ missing=""
 while read -r p; do
 	[ -f "$PATCHES/$p" ] || missing="$missing $p"
 done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
-for p in "$PATCHES"/*.patch "$PATCHES"/follow-up/*.patch; do
-	[ -e "$p" ] || continue
+for p in $(series_patches); do
 	grep -qxF "${p#"$PATCHES"/}" "$PATCHES/series" || missing="$missing (not in series: ${p#"$PATCHES"/})"
 done
 # The two series' sizes, patch files and cover letters included: the core
 # one is meant to stay within what a reviewer takes in one sitting.
-for s in core follow-up; do
-	if [ $s = core ]; then
-		files=("$PATCHES"/0*)
-	else
-		files=("$PATCHES"/follow-up/0*)
-	fi
-	[ -e "${files[0]}" ] || continue
-	echo "# $KERNEL: $s series: ${#files[@]} files, $(cat "${files[@]}" | wc -l) lines"
-done
+size() {	# size NAME FILES...
+	local name=$1
+	shift
+	[ -e "$1" ] || return 0
+	echo "# $KERNEL: $name series: $# files, $(cat "$@" | wc -l) lines"
+}
+size core "$PATCHES"/0*
+size follow-up "$PATCHES/$FOLLOW"/0*
 if [ -z "$missing" ]; then
 	result pass "patches: series and files agree"
 else
@@ -62,8 +60,7 @@ fi
 # MAINTAINERS needs no update: KVM's entries already cover the new selftests
 # files, so checkpatch's FILE_PATH_CHANGES warning is ignored.
 if [ -x "$KTREE/scripts/checkpatch.pl" ]; then
-	for p in "$PATCHES"/*.patch "$PATCHES"/follow-up/*.patch; do
-		[ -e "$p" ] || continue
+	for p in $(series_patches); do
 		if (cd "$KTREE" && perl scripts/checkpatch.pl --strict --no-tree \
 			--ignore FILE_PATH_CHANGES -q "$p") \
 			>"$work/checkpatch.log" 2>&1; then
