@@ -11,8 +11,9 @@ set -euo pipefail
 
 default_platforms() {
 	local p=""
-	# bochs-svm-2cpu is left out: the two-CPU test fails there by Bochs'
-	# V_IRQ defect and a stalled vCPU not yet explained (docs/platforms.md)
+	# bochs-svm-2cpu is left out: under Bochs' SVM an L1 CPU whose vCPU
+	# spins with IF=0 takes no host interrupt, and the two-CPU test
+	# stalls there (docs/platforms.md)
 	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx bochs-svm bochs-vmx-2cpu"
 	# QEMU: Debian unstable's (scripts/emulators.sh); qemu-svm is a default
 	# platform even when it is missing, so that its absence fails loudly
