@@ -11,6 +11,7 @@
 #include "processor.h"
 #include "apic.h"
 #include "ipi_platform.h"
+#include "vcpu_run_within.h"
 #include "vpmu_counting.h"
 
 #define SWITCH_PATH	"/sys/module/kvm/parameters/" ICR_FASTPATH_SWITCH
@@ -104,6 +105,8 @@ static uint64_t probe_icr(enum probe_write w, uint32_t x2apic_id)
 	return icr_with_dest(PROBE_VECTOR, x2apic_id, false);
 }
 
+#define PROBE_SECONDS	(2 * test_time_scale())	/* guest seconds, any one write */
+
 /* The vCPU is the VM's only one: x2APIC ID 0. */
 static void probe_guest(uint32_t nr_writes)
 {
@@ -144,8 +147,12 @@ static bool policy_of_behaviour(enum ipi_policy *policy)
 		return false;
 	}
 	before = vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes);
+	/*
+	 * Bounded: a fastpath that completes a write without moving past the
+	 * WRMSR runs it again and again, and the probe must fail, not hang.
+	 */
 	for (w = 0; w < nr_writes; w++) {
-		vcpu_run(vcpu);
+		vcpu_run_within(vcpu, PROBE_SECONDS);
 		TEST_ASSERT(get_ucall(vcpu, &uc) == UCALL_SYNC && uc.args[1] == w,
 			    "rule probe: write %u did not come back", w);
 		writes[w].icr = probe_icr(w, 0);
@@ -154,7 +161,7 @@ static bool policy_of_behaviour(enum ipi_policy *policy)
 		writes[w].fast = after != before;
 		before = after;
 	}
-	vcpu_run(vcpu);
+	vcpu_run_within(vcpu, PROBE_SECONDS);
 	TEST_ASSERT_EQ(get_ucall(vcpu, &uc), UCALL_DONE);
 	kvm_vm_free(vm);
 
