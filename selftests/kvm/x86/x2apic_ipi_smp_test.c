@@ -29,6 +29,11 @@
  * and printed as quantiles.  The halting and moving sweeps span SWEEP_FACTOR
  * times the median latency to a running receiver, measured first.  A lost
  * IPI fails its case when the sender has waited LOSS_SECONDS for it.
+ *
+ * -k KIND[,KIND...] runs only those kinds of cases (running, halting,
+ * moving, apic-changes; the others are skipped), say to bisect a bug that
+ * one of them shows.  Halting and moving need the running cases' latency,
+ * so either of them runs those too.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -70,7 +75,14 @@ static const uint8_t xapic_ids[] = { 0, 1, 32, 33 };
 #define HOST_SECONDS		(60 * test_time_scale())	/* per case */
 #define SWEEP_FACTOR		4	/* delay sweeps: times the running latency */
 
-enum ipi_kind { RUNNING, HALTING, MOVING, APIC_CHANGES };
+enum ipi_kind { RUNNING, HALTING, MOVING, APIC_CHANGES, NR_KINDS };
+
+static const char * const kind_names[NR_KINDS] = {
+	[RUNNING] = "running",
+	[HALTING] = "halting",
+	[MOVING] = "moving",
+	[APIC_CHANGES] = "apic-changes",
+};
 
 #define PHYSICAL_IPI	(APIC_DEST_PHYSICAL | APIC_DM_FIXED | IPI_VECTOR | \
 			 (uint64_t)RECEIVER << 32)
@@ -331,6 +343,7 @@ static void apic_changes_main(uint32_t me)
 
 /* ---- host */
 
+static bool selected[NR_KINDS];
 static int cpus[NR_VCPUS];
 static unsigned int nr_allowed;
 static int allowed[CPU_SETSIZE];
@@ -610,6 +623,45 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 	kvm_vm_free(vm);
 }
 
+/* Select the kinds of cases named in @list, e.g. "running,halting". */
+static bool select_kinds(char *list)
+{
+	char *name, *save;
+	int k;
+
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < NR_KINDS && strcmp(name, kind_names[k]); k++)
+			;
+		if (k == NR_KINDS)
+			return false;
+		selected[k] = true;
+	}
+	/* their delay sweeps span the running receiver's latency */
+	if (selected[HALTING] || selected[MOVING])
+		selected[RUNNING] = true;
+	return true;
+}
+
+/* The points of a case not selected, under their usual names. */
+static void skip_case(const struct ipi_case *c)
+{
+	static const char * const points[] = { "every IPI taken in time", "path" };
+	char name[96];
+	unsigned int i;
+
+	for (i = 0; i < points_of(c); i++) {
+		snprintf(name, sizeof(name), "%s: %s", c->name,
+			 c->kind == APIC_CHANGES ? "every IPI as the model says" : points[i]);
+		ksft_test_result_code(KSFT_SKIP, name, "not selected (-k)");
+	}
+}
+
+static void exit_with_usage(const char *prog)
+{
+	ksft_exit_fail_msg("usage: %s [-k running,halting,moving,apic-changes] [-s seed]\n",
+			   prog);
+}
+
 int main(int argc, char *argv[])
 {
 	struct sigaction sa = { .sa_handler = no_op_signal };
@@ -618,15 +670,23 @@ int main(int argc, char *argv[])
 	cpu_set_t set;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "s:")) != -1) {
+	while ((opt = getopt(argc, argv, "k:s:")) != -1) {
 		switch (opt) {
+		case 'k':
+			if (!select_kinds(optarg))
+				exit_with_usage(argv[0]);
+			break;
 		case 's':
 			seed = atoi_non_negative("seed", optarg);
 			break;
 		default:
-			ksft_exit_fail_msg("usage: %s [-s seed]\n", argv[0]);
+			exit_with_usage(argv[0]);
 		}
 	}
+	for (i = 0; i < NR_KINDS && !selected[i]; i++)
+		;
+	if (i == NR_KINDS)
+		memset(selected, true, sizeof(selected));
 	TEST_ASSERT(!sched_getaffinity(0, sizeof(set), &set), "sched_getaffinity");
 	for (i = 0; i < CPU_SETSIZE; i++)
 		if (CPU_ISSET(i, &set))
@@ -647,7 +707,11 @@ int main(int argc, char *argv[])
 	ksft_set_plan(points);
 	ksft_print_msg("seed %u, vCPUs on host CPUs %d and %d of %u\n",
 		       seed, cpus[0], cpus[1], nr_allowed);
-	for (i = 0; i < ARRAY_SIZE(cases); i++)
-		run_case(&cases[i], &pf);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (selected[cases[i].kind])
+			run_case(&cases[i], &pf);
+		else
+			skip_case(&cases[i]);
+	}
 	ksft_finished();
 }
