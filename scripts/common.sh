@@ -52,10 +52,31 @@ tests_list_of() {
 	case $1 in
 	*-2cpu) echo "$TESTS_LIST_2CPU" ;;
 	bochs-vmx | host) echo "$TESTS_LIST" ;;
-	*)	# the "@nonroot" runs are bochs-vmx's (platform.sh)
-		grep -v ' @nonroot$' "$TESTS_LIST" >"$TESTS_LIST.root" || true
+	*)	# the "@nonroot" runs are bochs-vmx's (platform.sh); platforms
+		# booting side by side must not read it half written
+		local tmp=$TESTS_LIST.root.$BASHPID
+		grep -v ' @nonroot$' "$TESTS_LIST" >"$tmp" || true
+		mv -f "$tmp" "$TESTS_LIST.root"
 		echo "$TESTS_LIST.root" ;;
 	esac
+}
+
+# emulator_slot: wait for one of $EMULATOR_SLOTS lock files (default: one
+# per CPU of this machine: an emulator keeps one CPU busy) and hold it on
+# fd 8 until the caller and its children exit.  The slots are the
+# machine's, as its CPUs are: both kernels' runs and mutants, side by side,
+# and other checkouts share them, so that no more emulators run at once
+# than there are CPUs, and none waits while a CPU has none.
+emulator_slot() {
+	local i n=${EMULATOR_SLOTS:-$(nproc)}
+	while :; do
+		for ((i = 0; i < n; i++)); do
+			exec 8>"${TMPDIR:-/tmp}/kvmipi-emulator-slot.$i"
+			flock -n 8 && return 0
+			exec 8>&-
+		done
+		sleep 1
+	done
 }
 PATCHES=$TOP/patches/$KERNEL	# the series for this kernel: the core one,
 FOLLOW=follow-up		# and in $PATCHES/$FOLLOW/ the follow-up one

@@ -109,7 +109,7 @@ watch_emulator() {
 	# The wrapper shell reports the emulator's status into the log (Bochs
 	# 2.7 segfaults in its own exit path after a clean power-off).
 	setsid bash -c '"$@"; echo "emulator exit status $?"' emulator "$@" \
-		>"$out/emulator.log" 2>&1 </dev/null 9>&- &
+		>"$out/emulator.log" 2>&1 </dev/null 8>&- 9>&- &
 	emu_pid=$!
 	while kill -0 "$emu_pid" 2>/dev/null; do
 		if [ -n "$rfb_locked" ] && { grep -aq 'listening for connections' "$out/bochs.log" ||

@@ -30,20 +30,41 @@ mkdir -p "$RESULTS"
 rows=$RESULTS/results.tsv
 : >"$rows"
 
-for p in $PLATFORMS; do
-	dir=$RESULTS/$p
+# boot_platform P: run the suite on P and parse its console log into
+# $RESULTS/P/rows.tsv and ktap.
+boot_platform() {
+	local p=$1 dir=$RESULTS/$1
 	say "$p: booting and running the suite (log: $dir/console.log)"
 	if ! "$TOP/scripts/platform.sh" "$p" "$dir"; then
-		printf '%s\tplatform-start\tfail\t-\t-\n' "$p" >>"$rows"
-		continue
+		printf '%s\tplatform-start\tfail\t-\t-\n' "$p" >"$dir/rows.tsv"
+		return
 	fi
 	awk -v platform="$p" -v list="$(tests_list_of "$p")" -v rows="$dir/rows.tsv" \
 		-v xfails="$TOP/scripts/expected-failures" \
 		-f "$TOP/scripts/report.awk" "$dir/console.log" >"$dir/ktap"
-	cat "$dir/rows.tsv" >>"$rows"
-	grep -E '^(not ok|# )' "$dir/ktap" | grep -v '^# platform' | sed "s/^/  $p: /" || true
 	emulator=$(cat "$dir/emulator" 2>/dev/null || true)
 	say "$p: $(cat "$dir/wall_seconds")s wall, KTAP in $dir/ktap${emulator:+, $emulator}"
+}
+
+# The platforms side by side, in turn as emulator slots come free
+# (common.sh): each takes one, and holds it until it ends.  Their results
+# in the order of $PLATFORMS.
+for p in $PLATFORMS; do
+	mkdir -p "$RESULTS/$p"
+	rm -f "$RESULTS/$p/rows.tsv" "$RESULTS/$p/ktap"
+	emulator_slot
+	boot_platform "$p" &
+	exec 8>&-	# the slot is the platform's now
+done
+wait
+for p in $PLATFORMS; do
+	dir=$RESULTS/$p
+	if [ ! -f "$dir/rows.tsv" ]; then
+		printf '%s\tplatform-start\tfail\t-\t-\n' "$p" >"$dir/rows.tsv"
+	fi
+	cat "$dir/rows.tsv" >>"$rows"
+	[ -f "$dir/ktap" ] || continue
+	grep -E '^(not ok|# )' "$dir/ktap" | grep -v '^# platform' | sed "s/^/  $p: /" || true
 done
 
 echo
