@@ -30,8 +30,10 @@ all: initramfs
 deps:
 	@scripts/deps.sh
 
+# The kernels side by side: a kernel build keeps two cores busy only part of
+# the time (configuring, linking, compressing run on one).
 kernel: deps
-	@$(EACH) scripts/kernel.sh
+	@$(EACH) -p scripts/kernel.sh
 
 # selftests/ and lib/ -> each series' in-tree selftests patches
 patches: deps
@@ -39,13 +41,13 @@ patches: deps
 	@$(EACH) scripts/patches.sh
 
 tests: patches kernel
-	@$(EACH) scripts/build-tests.sh
+	@$(EACH) -p scripts/build-tests.sh
 
 initramfs: tests
 	@$(EACH) scripts/initramfs.sh
 
-# The kernels side by side: each runs its platforms in turn, so two
-# emulators (single-threaded) share the two cores.
+# The kernels side by side: their platforms boot as emulator slots, one
+# per CPU, come free (scripts/common.sh, emulator_slot).
 run: initramfs
 	@$(EACH) -p -c run scripts/run.sh
 

@@ -7,7 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 PKGS=(
-	gcc make libc6-dev flex bison bc libelf-dev libssl-dev perl	# kernel build
+	gcc make libc6-dev flex bison bc libelf-dev libssl-dev perl lz4	# kernel build
 	cpio rsync patch xz-utils file ccache busybox-static		# sources, initramfs
 	bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso	# bochs-vmx
 	gnuplot-nox							# make bench
