@@ -15,12 +15,20 @@ mkdir -p "$top"
 rm -f "$top"/unit.counts "$top"/run.counts "$top"/mutants.counts
 status=0 t0=$SECONDS
 declare -a phases
-phase() {	# phase NAME COMMAND...: run it, note its time
-	local start=$SECONDS
+# The machine's busy and idle CPU time so far, in clock ticks (/proc/stat):
+# how much of a phase's wall time left a core idle, for the time budget.
+cpu_ticks() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat
+}
+phase() {	# phase NAME COMMAND...: run it, note its wall time and CPU use
+	local start=$SECONDS busy0 idle0 busy1 idle1 use
+	read -r busy0 idle0 < <(cpu_ticks)
 	say "phase $1: starting"
 	"${@:2}" || status=1
-	phases+=("$(printf '%-10s %4d s' "$1" $((SECONDS - start)))")
-	say "phase $1: $((SECONDS - start)) s"
+	read -r busy1 idle1 < <(cpu_ticks)
+	use=$(( (busy1 - busy0) * 100 / (busy1 - busy0 + idle1 - idle0 + 1) ))
+	phases+=("$(printf '%-10s %4d s, CPUs %3d%% busy' "$1" $((SECONDS - start)) "$use")")
+	say "phase $1: $((SECONDS - start)) s, CPUs $use% busy"
 }
 
 drift=$("$TOP/scripts/drift.sh")
