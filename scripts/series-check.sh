@@ -35,8 +35,12 @@ SOUT=$SERIES/kbuild
 SOUT_W1=$SERIES/kbuild-w1	# the same configuration, for W=1 arch/x86/kvm/
 KSOUT=$SERIES/kselftest
 LOGS=$SERIES/logs
+# No automatic gc or maintenance: after the first commit the repository
+# holds ~100,000 loose objects, and "git am" would pack them all in the
+# background (about 300 MB, delta-compressed) while the builds run; seen
+# in session 13's fresh clone.  The repository is scratch.
 GIT=(git -C "$REPO" -c user.name=series-check -c user.email=series-check@localhost
-     -c advice.detachedHead=false)
+     -c advice.detachedHead=false -c gc.auto=0 -c maintenance.auto=false)
 
 failed=0
 ok() { echo "ok - $*"; }
