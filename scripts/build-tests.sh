@@ -51,13 +51,7 @@ for t in "$TOP"/selftests/kvm/x86/*.c; do
 	esac
 done
 
-cc=gcc
-command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
-export CCACHE_BASEDIR=$BUILD
-make -s -C "$KTREE/tools/testing/selftests" -j"$JOBS" TARGETS=kvm \
-	O="$KB/kselftest-build" INSTALL_PATH="$TESTS_OUT" CC="$cc" \
-	KHDR_INCLUDES="-isystem $KOUT/usr/include" LDFLAGS="-static -pthread -no-pie" \
-	install >"$KB/kselftest-build.log" 2>&1 ||
+kvm_selftests_make INSTALL_PATH="$TESTS_OUT" install >"$KB/kselftest-build.log" 2>&1 ||
 	{ tail -30 "$KB/kselftest-build.log" >&2; die "KVM selftests build failed (log: $KB/kselftest-build.log)"; }
 
 # Our tests through the kselftest runner, for the guest and PLATFORMS=host.

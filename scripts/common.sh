@@ -241,6 +241,46 @@ extract_source() {
 		die "kernel tree is version $ver, the KERNEL=$KERNEL series targets $KERNEL"
 }
 
+# restore_series_files: the series check (series-check.sh) writes the files
+# the series touches into $KTREE as they are at each patch, and keeps the
+# whole series' copies in $KB/series/final, listed in final.list while it
+# runs.  Put them back: at the check's end, and in make kernel after a check
+# that was killed.  A file put back gets a new mtime, so make rebuilds it.
+restore_series_files() {
+	local saved=$KB/series/final
+	[ -f "$saved.list" ] || return 0
+	copy_into_tree "$saved" "$saved.list"
+	rm -rf "$saved.list" "$saved"
+}
+
+# copy_into_tree DIR LIST: make each file of LIST (paths relative to the
+# tree) in $KTREE as it is in DIR, or absent where DIR has none; only the
+# files that differ are written, and they get a new mtime.
+copy_into_tree() {
+	local f
+	while IFS= read -r f; do
+		if [ -f "$1/$f" ]; then
+			cmp -s "$1/$f" "$KTREE/$f" && continue
+			mkdir -p "$(dirname "$KTREE/$f")"
+			cp "$1/$f" "$KTREE/$f"
+		else
+			rm -f "$KTREE/$f"
+		fi
+	done <"$2"
+}
+
+# kvm_selftests_make [ARG...]: the tree's own KVM selftests build, statically
+# linked, into $KB/kselftest-build against $KOUT's UAPI headers: the same
+# make for build-tests.sh and series-check.sh, so that each reuses what the
+# other built (make goes by mtimes, not by flags).
+kvm_selftests_make() {
+	local cc=gcc
+	command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+	CCACHE_BASEDIR=$BUILD make -s -C "$KTREE/tools/testing/selftests" -j"$JOBS" TARGETS=kvm \
+		O="$KB/kselftest-build" CC="$cc" KHDR_INCLUDES="-isystem $KOUT/usr/include" \
+		LDFLAGS="-static -pthread -no-pie" "$@"
+}
+
 # testbed_config SRC OUT [FRAGMENT...]: configure the tree SRC into the build
 # directory OUT from tinyconfig + the fragments (default configs/testbed.config);
 # fail if an option did not stick.
@@ -256,4 +296,9 @@ testbed_config() {
 		grep -qx -- "$line" "$out/.config" || missing="$missing ${line%%=*}"
 	done < <(grep -h '^CONFIG_' "$@")
 	[ -z "$missing" ] || die "config options did not stick (unmet dependencies?):$missing"
+	# "# CONFIG_X is not set": X must be off, whether or not it is listed
+	while read -r line; do
+		! grep -q "^$line=" "$out/.config" || missing="$missing $line"
+	done < <(sed -n 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1/p' "$@")
+	[ -z "$missing" ] || die "config options still on (selected by another?):$missing"
 }

@@ -86,6 +86,7 @@ get_source() {
 	local origin
 	origin=$(source_origin)
 	if [ -f "$KTREE/.kvmipi-origin" ] && [ "$(cat "$KTREE/.kvmipi-origin")" = "$origin" ]; then
+		restore_series_files	# after a series check that was killed
 		if [ -n "${KSRC:-}" ]; then
 			# Pick up the user's edits; patched files are restored
 			# by re-applying the series below.

@@ -86,17 +86,31 @@ header() {
 	sed -n "/^diff \|^--- /q; s/^$1: //p" "$2" | head -1
 }
 
-# The mutants in the order they are built: those of the two-CPU platforms
-# and of bochs-svm first, the longest boots (docs/testbed.md), so that the
-# last boot to end is a short one; the others in file order, which the
-# alternation of the shared ones follows.
-ordered_mutants() {
-	local patch
+# Each mutant's platforms, "PATCH<TAB>PLATFORMS", in file order: its own
+# "Platforms: " line, or for a shared one the next of the alternation.
+assign_platforms() {
+	local patch platforms shared=0
 	for patch in "${MUTANTS[@]}"; do
-		case " $(header Platforms "$patch") " in
-		*-2cpu\ *) echo "0 $patch" ;;
-		*" bochs-svm "*) echo "1 $patch" ;;
-		*) echo "2 $patch" ;;
+		platforms=$(header Platforms "$patch")
+		if [ -z "$platforms" ]; then
+			platforms=${MUTANT_PLATFORMS:-${ALTERNATE[shared % 2]}}
+			shared=$((shared + 1))
+		fi
+		printf '%s\t%s\n' "$patch" "$platforms"
+	done
+}
+
+# The mutants in the order they are built, with their platforms: those that
+# boot on a two-CPU platform or on bochs-svm first, the longest boots
+# (docs/testbed.md), so that the last boot to end is a short one; the
+# others in file order.
+ordered_mutants() {
+	local patch platforms
+	assign_platforms | while IFS=$'\t' read -r patch platforms; do
+		case " $platforms " in
+		*-2cpu\ *) echo "0 $patch $platforms" ;;
+		*" bochs-svm "*) echo "1 $patch $platforms" ;;
+		*) echo "2 $patch $platforms" ;;
 		esac
 	done | sort -s -k1,1n | cut -d' ' -f2-
 }
@@ -139,9 +153,8 @@ boot_mutant() {
 # Build the mutants one after another (they share this kernel's build
 # tree) and boot each as soon as it is built and a slot is free: builds
 # overlap boots, and both kernels' boots fill the slots until the last.
-shared=0
 declare -a dirs
-for patch in $(ordered_mutants); do
+while read -r patch platforms <&3; do
 	name=$(basename "$patch" .patch)
 	[ -z "$DEBUG" ] || [ -n "$(expected_report "$patch")" ] ||
 		die "$patch: a debug mutant names the kernel report it provokes on an 'Expect: ' line"
@@ -154,11 +167,6 @@ for patch in $(ordered_mutants); do
 		echo "not ok - mutant $name: kernel did not build" >"$dir/verdict"
 		continue
 	fi
-	platforms=$(header Platforms "$patch")
-	if [ -z "$platforms" ]; then
-		platforms=${MUTANT_PLATFORMS:-${ALTERNATE[shared % 2]}}
-		shared=$((shared + 1))
-	fi
 	tests=$(header Tests "$patch")
 	if [ -n "$tests" ]; then
 		tr ';' '\n' <<<"$tests" | sed 's/^ *//; s/ *$//'
@@ -167,7 +175,7 @@ for patch in $(ordered_mutants); do
 	fi >"$dir/tests.list"
 	TESTS_LIST=$dir/tests.list INITRAMFS=$dir/initramfs.cpio "$TOP/scripts/initramfs.sh"
 	boot_mutant "$patch" "$dir" "$platforms" &
-done
+done 3< <(ordered_mutants)
 
 restored=1
 say "restoring the kernel without mutants"

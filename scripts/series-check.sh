@@ -1,14 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Prove the series bisectable on a real tree: in a git repository of the
-# whole pristine $KERNEL tree (Debian's linux-source-$KERNEL, or KSRC=, as
-# for make kernel), "git am" each patch of patches/$KERNEL/series in order and, after
-# each one, build what it touches with tinyconfig + configs/testbed.config:
+# Prove the series bisectable: each patch of patches/$KERNEL/series, in
+# order, applies with "git am" and the tree builds after it, with
+# tinyconfig + configs/testbed.config:
 #
-#   a patch outside tools/      vmlinux (incremental: what the patch changed
-#                               and everything that depends on it), and
-#                               arch/x86/kvm/ with W=1 in a second O= dir
+#   a patch outside tools/      vmlinux, and arch/x86/kvm/ with W=1 in a
+#                               second O= dir
 #   a patch to the KVM selftests, the UAPI or the tools headers
 #                               make headers, then the tree's own
 #                               make -C tools/testing/selftests TARGETS=kvm
@@ -17,29 +15,36 @@
 # builds warning-free with this configuration, and so does arch/x86/kvm/,
 # the kernel patches' directory, with W=1 (not tried elsewhere: noise).
 #
+# "git am" runs in a repository of only the files the series touches, their
+# pristine copies (kernel.sh keeps them) committed as "base": git applies a
+# patch to the files it names and to nothing else, so this is what git am
+# does on the whole tree.  (A patch that creates a file the tree already has
+# does not apply with patch(1) either: make kernel stops on it.)
+#
+# The builds use make kernel's own tree and build directories ($KTREE,
+# $KOUT, the selftests' $KB/kselftest-build): after each patch, the files the
+# series touches are written as they are at that patch, and make rebuilds
+# what they changed and what depends on them, nothing else.  The tree's
+# copies with the whole series are kept in $KB/series/final and put back when
+# this ends, however it ends (restore_series_files, which kernel.sh also
+# runs after a killed check).  The tree is busy meanwhile: no make kernel,
+# make tests or make mutants of the same kernel at the same time.
+#
 # Prints one line per check, "ok - NAME", "ok - NAME # SKIP" or "not ok -
 # NAME" followed by "#" lines (the end of the log and its path), which
 # scripts/unit.sh counts; exits non-zero on any failure.
 #
-# Under $BUILD/$KERNEL/series: linux/ (the repository, base commit tagged "base"),
-# kbuild/ and kbuild-w1/ (O=), kselftest/ (selftests O=), logs/.  Reruns reuse all of it:
-# resetting to the base rewrites only the files the series touches, so only
-# those and what depends on them are rebuilt (through ccache, too).
+# Under $BUILD/$KERNEL/series: am/ (the repository), kbuild-w1/ (O=),
+# final/ and final.list (the whole series' copies, while running), logs/.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 unset DEBUG	# the kernel's tools/ Makefiles read DEBUG=1 as "-O0"; this checks the series as is
 
 SERIES=$KB/series
-REPO=$SERIES/linux
-SOUT=$SERIES/kbuild
-SOUT_W1=$SERIES/kbuild-w1	# the same configuration, for W=1 arch/x86/kvm/
-KSOUT=$SERIES/kselftest
+AM=$SERIES/am
+SOUT_W1=$SERIES/kbuild-w1	# make kernel's configuration, for W=1 arch/x86/kvm/
 LOGS=$SERIES/logs
-# No automatic gc or maintenance: after the first commit the repository
-# holds ~100,000 loose objects, and "git am" would pack them all in the
-# background (about 300 MB, delta-compressed) while the builds run; seen
-# in session 13's fresh clone.  The repository is scratch.
-GIT=(git -C "$REPO" -c user.name=series-check -c user.email=series-check@localhost
+GIT=(git -C "$AM" -c user.name=series-check -c user.email=series-check@localhost
      -c advice.detachedHead=false -c gc.auto=0 -c maintenance.auto=false)
 
 failed=0
@@ -57,71 +62,62 @@ not_ok() {	# not_ok NAME LOG
 	echo "#   log: $2"
 }
 
-# Make $REPO a repository of the pristine tree from $origin, tagged "base".
-create_repo() {
-	local origin=$1 ver
-	say "series: creating a git repository of the whole tree ($origin)"
-	rm -rf "$SERIES"
-	mkdir -p "$SERIES"
-	extract_source "$REPO"
-	ver=$(make -s -C "$REPO" kernelversion)
-	# -f: Debian's top-level .gitignore ignores everything but debian/;
-	# the repository must hold every file of the tree.
-	git -C "$REPO" init -q
-	# Loose objects uncompressed: adding ~90,000 files takes a fraction
-	# of the time (the repository is scratch, never pushed).
-	git -C "$REPO" -c core.looseCompression=0 add -A -f
+# Every file a patch of the series names, in either of its "---" / "+++"
+# lines.
+touched_files() {
+	local p
+	for p in $(series_patches); do
+		cat "$p"
+	done | awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// { print substr($2, 3) }' | sort -u
+}
+
+# The repository of the touched files' pristine copies, tagged "base".
+create_am_repo() {
+	local f
+	rm -rf "$AM"
+	mkdir -p "$AM"
+	while IFS= read -r f; do
+		[ -f "$KTREE/.kvmipi-pristine/$f" ] || continue	# the series creates it
+		mkdir -p "$AM/$(dirname "$f")"
+		cp "$KTREE/.kvmipi-pristine/$f" "$AM/$f"
+	done <"$SERIES/touched"
+	git -C "$AM" init -q
+	git -C "$AM" add -A -f
 	GIT_AUTHOR_DATE="2024-11-17T00:00:00+0000" GIT_COMMITTER_DATE="2024-11-17T00:00:00+0000" \
-		"${GIT[@]}" commit -q -m "Linux $ver ($origin)"
+		"${GIT[@]}" commit -q --allow-empty -m "Linux $ver: the files the series touches"
 	"${GIT[@]}" tag base
-	echo "$origin" >"$SERIES/origin"
 }
 
-# Untracked files, ignored ones included: none in a pristine tree.
-tree_status() {
-	git -C "$REPO" status --porcelain --ignored --untracked-files=all
+# Keep the tree's copies of the touched files, the whole series' state,
+# for restore_series_files; final.list, written last, marks them complete.
+save_final() {
+	local f
+	rm -rf "$SERIES/final" "$SERIES/final.list"
+	mkdir -p "$SERIES/final"
+	while IFS= read -r f; do
+		[ -f "$KTREE/$f" ] || continue
+		mkdir -p "$SERIES/final/$(dirname "$f")"
+		cp -p "$KTREE/$f" "$SERIES/final/$f"
+	done <"$SERIES/touched"
+	cp "$SERIES/touched" "$SERIES/final.list.tmp"
+	mv "$SERIES/final.list.tmp" "$SERIES/final.list"
 }
 
-# Bring $REPO back to the pristine base, or create it.
-prepare_repo() {
-	local origin
-	origin=$(source_origin)
-	if [ -f "$SERIES/origin" ] && [ "$(cat "$SERIES/origin")" = "$origin" ] &&
-	   git -C "$REPO" rev-parse -q --verify base >/dev/null 2>&1; then
-		if [ -d "$REPO/.git/rebase-apply" ]; then
-			"${GIT[@]}" am --abort >/dev/null 2>&1 || true
-		fi
-		"${GIT[@]}" checkout -q --detach base
-		"${GIT[@]}" reset -q --hard base
-		"${GIT[@]}" clean -q -ffdx
-		if [ -n "${KSRC:-}" ]; then
-			# KSRC changed since the base was made: start again
-			# from it (and from a clean build).
-			rsync -a --delete --exclude=.git "$KSRC/" "$REPO/"
-			if [ -n "$(tree_status)" ]; then
-				create_repo "$origin"
-				return
-			fi
-		fi
-		[ -z "$(tree_status)" ] && return
-		say "series: $REPO is not pristine, creating it again"
-	fi
-	create_repo "$origin"
+# Write into the tree the touched files as the repository has them after
+# the last "git am": a changed file gets a new mtime, so make rebuilds it.
+write_state() {
+	copy_into_tree "$AM" "$SERIES/touched"
 }
 
-configure() {
-	local want
-	want=$(cat "$FRAGMENT" "$SERIES/origin" | md5sum)
-	if [ -f "$SOUT/.config" ] && [ "$(cat "$SOUT/.kvmipi-config" 2>/dev/null)" = "$want" ]; then
+configure_w1() {
+	if [ -f "$SOUT_W1/.config" ] && cmp -s "$KOUT/.config" "$SOUT_W1/.kvmipi-config"; then
 		return
 	fi
-	say "series: configuring: tinyconfig + configs/testbed.config"
-	rm -rf "$SOUT" "$SOUT_W1" "$KSOUT"
-	testbed_config "$REPO" "$SOUT"
+	rm -rf "$SOUT_W1"
 	mkdir -p "$SOUT_W1"
-	cp "$SOUT/.config" "$SOUT_W1/.config"
-	make -s -C "$REPO" O="$SOUT_W1" olddefconfig >/dev/null
-	echo "$want" >"$SOUT/.kvmipi-config"
+	cp "$KOUT/.config" "$SOUT_W1/.config"
+	make -s -C "$KTREE" O="$SOUT_W1" olddefconfig >/dev/null
+	cp "$KOUT/.config" "$SOUT_W1/.kvmipi-config"
 }
 
 # make's exit status, then no "warning:" in the log.  ccache replays a
@@ -139,39 +135,42 @@ built_clean() {
 }
 
 build_kernel() {
-	env "${KBUILD_ENV[@]}" make -s -C "$REPO" O="$SOUT" -j"$JOBS" CC="$CC" vmlinux &&
-	make -s -C "$REPO" O="$SOUT_W1" -j"$JOBS" CC="$CC" W=1 arch/x86/kvm/
+	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$CC" vmlinux &&
+	make -s -C "$KTREE" O="$SOUT_W1" -j"$JOBS" CC="$CC" W=1 arch/x86/kvm/
 }
 
 build_selftests() {
-	make -s -C "$REPO" O="$SOUT" headers &&
-	make -s -C "$REPO/tools/testing/selftests" -j"$JOBS" TARGETS=kvm \
-		O="$KSOUT" CC="$CC" KHDR_INCLUDES="-isystem $SOUT/usr/include" \
-		LDFLAGS="-static -pthread -no-pie"
+	make -s -C "$KTREE" O="$KOUT" headers &&
+	kvm_selftests_make
 }
 
 need_cmd git git
-need_cmd rsync rsync
 need_cmd gcc gcc
-need_cmd flex flex
-need_cmd bison bison
-need_cmd bc bc
-[ -f /usr/include/libelf.h ] || die "libelf.h missing: apt-get install libelf-dev"
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || die "static libc missing: apt-get install libc6-dev"
+unset PRISTINE
+KOUT=$KOUT_NORMAL	# make kernel's, whatever DEBUG said
 CC=gcc
 if command -v ccache >/dev/null 2>&1; then
 	CC="ccache gcc"
-	# $KB/series/{linux,kbuild} are laid out like $KB/{linux,kbuild}:
-	# the same relative paths, so make kernel's objects are hits too.
-	export CCACHE_BASEDIR=$BUILD
+	export CCACHE_BASEDIR=$BUILD	# as kernel.sh: hits across clones
 fi
 
-mkdir -p "$BUILD"
-prepare_repo
-configure
+mkdir -p "$SERIES"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
-ver=$(make -s -C "$REPO" kernelversion)
+# make kernel's tree with the whole series and nothing else (a mutant's
+# patch is taken off), configured and built: what the check starts from
+say "series: make kernel (the check reuses its tree and builds)"
+if ! DEBUG= EXTRA_PATCHES= BZIMAGE= "$TOP/scripts/kernel.sh" >"$LOGS/kernel.log" 2>&1; then
+	not_ok "series: the tree builds with the whole series (make kernel)" "$LOGS/kernel.log"
+	die "make kernel failed (log: $LOGS/kernel.log)"
+fi
+touched_files >"$SERIES/touched"
+ver=$(make -s -C "$KTREE" kernelversion)
+create_am_repo
+configure_w1
+save_final
+trap restore_series_files EXIT
 
 broken=""
 while read -r p <&3; do
@@ -192,6 +191,7 @@ while read -r p <&3; do
 		continue
 	fi
 	ok "$applies"
+	write_state
 
 	files=$("${GIT[@]}" diff --name-only HEAD~1 HEAD)
 	targets=""

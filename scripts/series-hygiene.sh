@@ -4,7 +4,7 @@
 # Patch hygiene of one kernel's series (KERNEL=6.12, 7.2, 7.3): its files and
 # patches/$KERNEL/series agree, the selftests patches match selftests/ and
 # lib/, every patch is checkpatch --strict clean with that tree's
-# checkpatch.pl, and the series is bisectable on the whole tree
+# checkpatch.pl, and the series is bisectable
 # (scripts/series-check.sh).  Prints "ok - ", "ok - ... # SKIP" and
 # "not ok - " lines, with "#" detail lines, for scripts/unit.sh to count.
 set -uo pipefail
@@ -73,8 +73,8 @@ else
 	result skip "checkpatch: no kernel tree yet (run 'make kernel')"
 fi
 
-# 4. The series is bisectable: on a git repository of the whole tree,
-# each patch applies with git am, in order, and builds on its own
+# 4. The series is bisectable: each patch applies with git am, in order,
+# and the tree builds after it
 # (scripts/series-check.sh prints ok / not ok lines; its progress goes to
 # stderr).
 "$TOP/scripts/series-check.sh" >"$work/series.out" 2> >(tee "$work/series.err" >&2)

@@ -3,7 +3,7 @@
 #
 # The project's host-only tests: the oracle's unit tests, the result parser
 # and the KTAP name check against fixture console logs, and per kernel the patch hygiene (the series
-# is complete, bisectable on the whole tree and checkpatch --strict clean).
+# is complete, bisectable and checkpatch --strict clean).
 # Needs the kernel sources (make kernel) for checkpatch.  Prints one line per check and
 # writes build/results/unit.counts.
 set -uo pipefail
