@@ -606,23 +606,30 @@ static void report_progress(void)
 static int running_epoch;
 static const char *running_name;
 
-/*
- * A guest assertion ends the test with a failed point of the running epoch:
- * a bounded wait for another vCPU that ran out (an IPI or an NMI not taken,
- * a vCPU that did not finish) fails its delivery point, anything else a
- * point of its own.  The first vCPU to assert reports; the others wait.
- */
-static void __noreturn fail_epoch(struct ucall *uc)
+/* The first vCPU thread to fail the test reports; the others wait. */
+static void claim_report(void)
 {
 	static bool failed;
-	const char *exp = (const char *)uc->args[GUEST_ERROR_STRING];
-	int n = READ_ONCE(running_epoch);
-	const char *name = READ_ONCE(running_name);
 
 	if (__atomic_exchange_n(&failed, true, __ATOMIC_SEQ_CST))
 		for (;;)
 			pause();
 	report_progress();
+}
+
+/*
+ * A guest assertion ends the test with a failed point of the running epoch:
+ * a bounded wait for another vCPU that ran out (an IPI or an NMI not taken,
+ * a vCPU that did not finish) fails its delivery point, anything else a
+ * point of its own.
+ */
+static void __noreturn fail_epoch(struct ucall *uc)
+{
+	const char *exp = (const char *)uc->args[GUEST_ERROR_STRING];
+	int n = READ_ONCE(running_epoch);
+	const char *name = READ_ONCE(running_name);
+
+	claim_report();
 	ksft_print_msg("%s:%lu: %s: %s\n", (const char *)uc->args[GUEST_FILE],
 		       uc->args[GUEST_LINE], exp, uc->buffer);
 	if (!strcmp(exp, IN_TIME)) {
@@ -631,6 +638,32 @@ static void __noreturn fail_epoch(struct ucall *uc)
 	} else {
 		ksft_test_result_fail("epoch %d (%s): guest assertion\n", n, name);
 	}
+	ksft_exit_fail();
+}
+
+/*
+ * So does an exit the test does not make, named by its reason; for an
+ * internal error, KVM's suberror and data say where KVM gave up.
+ */
+static void __noreturn fail_exit(struct kvm_vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	const char *reason = exit_reason_str(run->exit_reason);
+	char data[ARRAY_SIZE(run->internal.data) * 19 + 1] = "";
+	uint32_t i, len = 0;
+
+	claim_report();
+	if (run->exit_reason == KVM_EXIT_INTERNAL_ERROR) {
+		for (i = 0; i < run->internal.ndata && i < ARRAY_SIZE(run->internal.data); i++)
+			len += snprintf(data + len, sizeof(data) - len, " 0x%llx",
+					run->internal.data[i]);
+		ksft_print_msg("vCPU %u: exit %s, suberror %u, data%s\n", vcpu->id,
+			       reason, run->internal.suberror, data);
+	} else {
+		ksft_print_msg("vCPU %u: exit %s\n", vcpu->id, reason);
+	}
+	ksft_test_result_fail("epoch %d (%s): no unexpected %s exit\n",
+			      READ_ONCE(running_epoch), READ_ONCE(running_name), reason);
 	ksft_exit_fail();
 }
 
@@ -656,8 +689,7 @@ static void *vcpu_thread(void *arg)
 		case UCALL_ABORT:
 			fail_epoch(&uc);
 		default:
-			TEST_FAIL("vCPU %u: unexpected exit %s", c->vcpu->id,
-				  exit_reason_str(c->vcpu->run->exit_reason));
+			fail_exit(c->vcpu);
 		}
 		WRITE_ONCE(c->running, false);
 		sem_post(&parked);
