@@ -156,6 +156,8 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 
 mkdir -p "$SERIES"
+# an older series check kept a whole second tree and its builds here
+rm -rf "$SERIES/linux" "$SERIES/kbuild" "$SERIES/kselftest" "$SERIES/origin"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 # make kernel's tree with the whole series and nothing else (a mutant's
