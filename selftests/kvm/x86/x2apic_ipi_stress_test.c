@@ -673,7 +673,14 @@ static void *vcpu_thread(void *arg)
 	struct ucall uc;
 
 	while (!c->done) {
-		sem_wait(&c->go);
+		/*
+		 * A kick that comes just as the vCPU parks interrupts the wait
+		 * (SIGUSR1 has no SA_RESTART): the vCPU must not run the epoch
+		 * again on its own.
+		 */
+		while (sem_wait(&c->go))
+			TEST_ASSERT(errno == EINTR, "vCPU %u: sem_wait failed, errno %d",
+				    c->vcpu->id, errno);
 		while (__vcpu_run(c->vcpu)) {
 			TEST_ASSERT(errno == EINTR, "vCPU %u: KVM_RUN failed, errno %d",
 				    c->vcpu->id, errno);
