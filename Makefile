@@ -16,7 +16,18 @@
 # linux-source package.  Everything generated goes under build/ (BUILD=...).
 
 BUILD ?= $(CURDIR)/build
-KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) scripts/kernels.sh)
+# The platforms (PLATFORMS=, else those this machine can run), checked first,
+# before anything is fetched or built: an unknown one, an unusable /dev/kvm,
+# nested virtualization off or a missing QEMU stop make here, saying what
+# to do (scripts/platforms.sh).
+ifneq ($(filter-out clean unit patches,$(or $(MAKECMDGOALS),all)),)
+PLATFORMS := $(shell PLATFORMS="$(PLATFORMS)" KERNEL="$(KERNEL)" KSRC="$(KSRC)" QEMU="$(QEMU)" \
+		BOCHS="$(BOCHS)" DEBUG="$(DEBUG)" scripts/platforms.sh check)
+ifneq ($(.SHELLSTATUS),0)
+$(error no platform to run (above))
+endif
+endif
+KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) PLATFORMS="$(PLATFORMS)" scripts/kernels.sh)
 ifeq ($(KERNELS),)
 $(error no kernel to work on: see the error above)
 endif

@@ -116,16 +116,16 @@ KBUILD_ENV=(KBUILD_BUILD_TIMESTAMP="2024-11-17" KBUILD_BUILD_USER=kvmipi
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# need_cmd CMD PACKAGE: fail with the Debian package to install.
+# need_cmd CMD DEBIAN [FEDORA]: fail naming the package that gives CMD
+# (Debian's; Fedora's when its name differs).
 need_cmd() {
 	command -v "$1" >/dev/null 2>&1 ||
-		die "'$1' not found: install it with 'apt-get install $2' (or run 'make deps')"
+		die "'$1' not found: install it (apt-get install $2; dnf install ${3:-$2}), or run 'make deps'"
 }
 
-# /dev/kvm can exist (created by packages' udev rules) where the CPU has no
-# virtualization: require the CPU feature too.
+# KVM that can run a nested guest: qemu-kvm can boot here (platforms.sh).
 host_has_kvm() {
-	[ -c /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
+	[ -z "$(kvm_problem nested)" ]
 }
 
 # Where the $KERNEL source comes from, as a string that changes when it does:
@@ -302,3 +302,6 @@ testbed_config() {
 	done < <(sed -n 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1/p' "$@")
 	[ -z "$missing" ] || die "config options still on (selected by another?):$missing"
 }
+
+# the platforms, and what each needs here
+. "$TOP/scripts/platforms.sh"

@@ -7,9 +7,8 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-BUSYBOX=/bin/busybox
-[ -x "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked' ||
-	die "a static busybox is needed: apt-get install busybox-static"
+BUSYBOX=$(busybox_path)
+[ -n "$BUSYBOX" ] || die "a static busybox is needed: apt-get install busybox-static (dnf install busybox)"
 need_cmd cpio cpio
 [ -f "$TESTS_LIST" ] || die "no tests built: run 'make tests' first"
 

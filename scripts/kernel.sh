@@ -192,7 +192,7 @@ build() {
 	need_cmd flex flex
 	need_cmd bison bison
 	need_cmd bc bc
-	[ -f /usr/include/libelf.h ] || die "libelf.h missing: apt-get install libelf-dev"
+	[ -f /usr/include/libelf.h ] || die "libelf.h missing: apt-get install libelf-dev (dnf install elfutils-libelf-devel)"
 	if command -v ccache >/dev/null 2>&1; then
 		cc="ccache gcc"
 		# hits across clones and build directories

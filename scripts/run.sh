@@ -1,28 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run the suite on each platform of $PLATFORMS (default: every emulated one
-# that is installed, plus qemu-kvm where /dev/kvm exists), keep per platform
+# Run the suite on each platform of $PLATFORMS (default: those this machine
+# can run, scripts/platforms.sh), keep per platform
 # the console log, KTAP and summary under $RESULTS, print a table and end
 # with "N passed, N failed, N skipped".  Exits non-zero on any failure.
 # DEBUG=1 boots the debug kernel (configs/debug.config) and says so.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-default_platforms() {
-	local p=""
-	# bochs-svm-2cpu is left out: under Bochs' SVM an L1 CPU whose vCPU
-	# spins with IF=0 takes no host interrupt, and the two-CPU test
-	# stalls there (docs/platforms.md)
-	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx bochs-svm bochs-vmx-2cpu"
-	# QEMU: Debian unstable's (scripts/emulators.sh); qemu-svm is a default
-	# platform even when it is missing, so that its absence fails loudly
-	p="$p qemu-svm"
-	host_has_kvm && p="$p qemu-kvm"
-	echo $p
-}
-
-PLATFORMS=${PLATFORMS:-$(default_platforms)}
+PLATFORMS=$(check_platforms) || exit 1
 kernel=
 [ -z "$DEBUG" ] || kernel="DEBUG KERNEL $BZIMAGE (configs/debug.config: lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, DEBUG_LIST, KASAN)"
 [ -z "$kernel" ] || say "$kernel"
