@@ -34,7 +34,7 @@ endif
 export APICV BOCHS BUILD DEBUG KSRC KERNELS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT TIME_SCALE
 EACH = scripts/each-kernel.sh
 
-.PHONY: all deps kernel patches tests initramfs run mutants bench unit check clean
+.PHONY: all deps kernel headers patches tests host-tests initramfs run mutants bench unit check clean
 
 all: initramfs
 
@@ -46,6 +46,11 @@ deps:
 kernel: deps
 	@$(EACH) scripts/kernel.sh
 
+# PLATFORMS=host alone: the tests for the running kernel need the patched
+# tree's UAPI headers, and no kernel, no initramfs.
+headers: deps
+	@$(EACH) scripts/kernel.sh --headers
+
 # selftests/ and lib/ -> each series' in-tree selftests patches
 patches: deps
 	@$(EACH) scripts/kernel.sh --prepare
@@ -54,12 +59,15 @@ patches: deps
 tests: patches kernel
 	@$(EACH) scripts/build-tests.sh
 
+host-tests: patches headers
+	@$(EACH) scripts/build-tests.sh
+
 initramfs: tests
 	@$(EACH) scripts/initramfs.sh
 
 # The kernels side by side: their platforms boot as emulator slots, one
 # per CPU, come free (scripts/common.sh, emulator_slot).
-run: initramfs
+run: $(if $(filter-out host,$(PLATFORMS)),initramfs,host-tests)
 	@$(EACH) -p -c run scripts/run.sh
 
 mutants: initramfs

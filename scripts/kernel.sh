@@ -14,6 +14,8 @@
 #
 # Every step is incremental: an unchanged source, series and config rebuild
 # in seconds.  --prepare: only make the source tree ready (for make patches).
+# --headers: the patched tree and its UAPI headers, no kernel (the tests
+# for PLATFORMS=host).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -213,6 +215,13 @@ need_cmd patch patch
 get_source
 [ "${1:-}" = --prepare ] && exit 0
 apply_series
+if [ "${1:-}" = --headers ]; then
+	# the tests' UAPI headers (make headers needs no configuration)
+	mkdir -p "$KOUT"
+	make -s -C "$KTREE" O="$KOUT" headers >/dev/null
+	say "headers ready: $KOUT/usr/include"
+	exit 0
+fi
 configure
 build
 say "kernel ready: $BZIMAGE"

@@ -15,7 +15,7 @@
 #   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 1 CPU: no NRIP save, no fastpath
 #   qemu-kvm   the system's QEMU (qemu-system-x86_64 on PATH, or QEMU=) with
 #              KVM and nested virtualization (needs a usable /dev/kvm)
-#   host       the running kernel (a patched machine)
+#   host       the running kernel, no emulator (scripts/host.sh)
 # Every emulator run has a wall-clock limit and is killed with its whole
 # process group when it ends, hangs or its guest kernel panics.
 # QEMU_SVM_SMP=N, BOCHS_CPUS=N: that many emulated CPUs instead of one
@@ -88,7 +88,7 @@ bochs-vmx) CMDLINE="$CMDLINE kvmipi.nonroot" ;;
 esac
 
 mkdir -p "$out"
-rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator
+rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator "$out"/tests.list
 
 emu_pid=
 cleanup() {
@@ -213,12 +213,8 @@ run_bochs() {
 }
 
 run_host() {
-	local why start=$SECONDS
-	why=$(kvm_problem)
-	[ -z "$why" ] || die "PLATFORMS=host: $why"
-	sed 's/^/@@ /' < <(sh "$TOP/scripts/suite.sh" "$TESTS_OUT" "$TEST_TIMEOUT" "$TESTS_LIST") \
-		>"$out/console.log"
-	echo "$((SECONDS - start))" >"$out/wall_seconds"
+	TEST_TIMEOUT=$TEST_TIMEOUT HOST_LIMIT=${LIMIT[host]} \
+		"$TOP/scripts/host.sh" "$TESTS_OUT" "$TESTS_LIST" "$out"
 }
 
 case "$platform" in
