@@ -220,6 +220,26 @@ source_missing() {
 	fi
 }
 
+# copy_ksrc DEST: KSRC='s sources into DEST, without what a build left
+# there: from a git tree (KSRC its top) the files git knows or would add
+# (tracked, and untracked but not ignored); from another tree all but objects,
+# command files, generated headers, images and the configuration.  Files
+# already in DEST are left (rsync without --delete).
+copy_ksrc() {
+	if [ "$(git -C "$KSRC" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$KSRC" && pwd -P)" ]; then
+		git -C "$KSRC" ls-files -z --cached --others --exclude-standard |
+			rsync -a --from0 --files-from=- --ignore-missing-args "$KSRC/" "$1/"
+	else
+		rsync -a --exclude=.git --exclude='*.o' --exclude='*.a' --exclude='*.ko' \
+			--exclude='*.cmd' --exclude='*.mod' --exclude='*.mod.c' --exclude='*.order' \
+			--exclude='*.symvers' --exclude='.tmp_*' --exclude='/.config' --exclude='/.config.old' \
+			--exclude='/vmlinux*' --exclude='/System.map' --exclude='/include/config/' \
+			--exclude='/include/generated/' --exclude='/arch/*/include/generated/' \
+			--exclude='/arch/*/boot/bzImage' --exclude='/usr/include/*/' \
+			--exclude='.kvmipi-*' "$KSRC/" "$1/"
+	fi
+}
+
 # extract_source DEST: a pristine $KERNEL tree at DEST (which must not exist),
 # copied from KSRC= or unpacked from Debian's tarball.
 extract_source() {
@@ -227,7 +247,8 @@ extract_source() {
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	if [ -n "${KSRC:-}" ]; then
-		rsync -a --exclude=.git "$KSRC/" "$dest/"
+		mkdir -p "$dest"
+		copy_ksrc "$dest"
 		if [ -f "$dest/.config" ] || [ -d "$dest/include/config" ]; then
 			make -s -C "$dest" mrproper
 		fi

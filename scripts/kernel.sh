@@ -5,7 +5,9 @@
 # configure it from tinyconfig + configs/testbed.config and build bzImage and
 # the UAPI headers, all under build/$KERNEL/.
 #
-#   KSRC=/path/to/linux         use that tree (copied, never modified)
+#   KSRC=/path/to/linux         use that tree (its sources copied, never
+#                               modified); where it has the series already
+#                               (git am'd), its own is built, not ours
 #   default                     Debian's linux-source-$KERNEL tarball
 #   DEBUG=1                     add configs/debug.config, build into
 #                               build/kbuild-debug -> build/bzImage-debug
@@ -90,12 +92,13 @@ get_source() {
 	if [ -f "$KTREE/.kvmipi-origin" ] && [ "$(cat "$KTREE/.kvmipi-origin")" = "$origin" ]; then
 		restore_series_files	# after a series check that was killed
 		if [ -n "${KSRC:-}" ]; then
-			# Pick up the user's edits; patched files are restored
-			# by re-applying the series below.
-			rsync -a --exclude=.git --exclude=.kvmipi-applied \
-			      --exclude=.kvmipi-origin --exclude=.kvmipi-pristine \
-			      "$KSRC/" "$KTREE/"
+			# Pick up the user's edits: our patches out (the
+			# files they created too), the tree's files in, and the
+			# series applied again below.
+			unapply_old 0
+			copy_ksrc "$KTREE"
 			rm -rf "$KTREE/.kvmipi-applied"
+			mark_own_series
 		fi
 		save_missing_pristine
 		return
@@ -103,8 +106,58 @@ get_source() {
 	say "preparing kernel source ($origin)"
 	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG"
 	extract_source "$KTREE"
+	[ -z "${KSRC:-}" ] || mark_own_series
 	save_pristine
 	echo "$origin" >"$KTREE/.kvmipi-origin"
+}
+
+# The series' patches to the kernel itself: those that touch a file outside
+# tools/ (the others are the selftests').
+is_kvm_patch() {
+	awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// && $2 !~ /^[ab]\/tools\// { found = 1 }
+	     END { exit !found }' "$1"
+}
+
+# A KSRC= tree that has the series already, as a developer's after "git
+# am": the stat in KVM's headers, or one of our tests in the KVM
+# selftests.  Such a tree is built as it is ($KTREE/.kvmipi-own-series):
+# patches of ours already in it are not applied again, and patches/ is
+# not regenerated from it (scripts/patches.sh).
+mark_own_series() {
+	local t own=
+	if grep -qs x2apic_icr_fastpath_writes "$KSRC/arch/x86/include/asm/kvm_host.h" \
+		"$KSRC/include/linux/kvm_host.h"; then
+		own="the stat x2apic_icr_fastpath_writes"
+	fi
+	for t in "$TOP"/selftests/kvm/x86/*.c; do
+		[ -z "$own" ] || break
+		[ ! -f "$KSRC/tools/testing/selftests/kvm/$ARCH_DIR/${t##*/}" ] ||
+			own="tools/testing/selftests/kvm/$ARCH_DIR/${t##*/}"
+	done
+	if [ -n "$own" ]; then
+		say "KSRC=$KSRC has the series already ($own): building it as it is"
+		echo "$own" >"$KTREE/.kvmipi-own-series"
+	else
+		rm -f "$KTREE/.kvmipi-own-series"
+	fi
+}
+
+# in_tree PATCH: is the patch in the tree already?  Exactly (it reverses
+# cleanly), or in the tree's own version: a kernel patch where the tree has
+# the stat, a selftests patch whose new files the tree has.
+in_tree() {
+	local f
+	patch -s -p1 -d "$KTREE" -R --dry-run --force <"$1" >/dev/null 2>&1 && return 0
+	if is_kvm_patch "$1"; then
+		grep -qs x2apic_icr_fastpath_writes "$KTREE/arch/x86/include/asm/kvm_host.h" \
+			"$KTREE/include/linux/kvm_host.h"
+		return
+	fi
+	f=$(awk '$1 == "---" && $2 == "/dev/null" { getline; if ($2 ~ /^b\//) print substr($2, 3) }' "$1")
+	[ -n "$f" ] || return 1
+	for f in $f; do
+		[ -f "$KTREE/$f" ] || return 1
+	done
 }
 
 # The patches to apply, in order: patches/series, then $EXTRA_PATCHES (used
@@ -164,8 +217,16 @@ apply_series() {
 	for p in $wanted; do
 		n=$((n + 1))
 		[ "$n" -le "$keep" ] && continue
+		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$p" >"$KB/patch.log" 2>&1 &&
+		   [ -f "$KTREE/.kvmipi-own-series" ] && in_tree "$p"; then
+			say "in the tree already: ${p##*/}"
+			echo "${p##*/}" >>"$applied/in-tree"
+			continue
+		fi
 		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$p" >"$KB/patch.log" 2>&1; then
 			cat "$KB/patch.log" >&2
+			[ ! -f "$KTREE/.kvmipi-own-series" ] ||
+				say "KSRC=$KSRC has the series ($(cat "$KTREE/.kvmipi-own-series")), but not as patches/$KERNEL/${p##*/} has it, nor this patch's new files"
 			unapply_old 0	# leave the tree pristine
 			die "patch ${p##*/} does not apply to $KTREE"
 		fi
