@@ -38,6 +38,10 @@ KTREE=$KB/linux$pst		# patched (or pristine) kernel source
 KOUT_NORMAL=$KB/kbuild$pst	# kernel build outputs (O=), normal and DEBUG=1
 KOUT_DEBUG=$KB/kbuild-debug$pst
 KOUT=$KB/kbuild$dbg$pst		# the one this run builds and boots
+# The stock kernel: this one without the series' KVM patches (kernel.sh
+# --stock), built beside it, booted by bochs-vmx-stock
+STOCK_OUT=$KOUT-stock
+STOCK_BZIMAGE=$KB/bzImage$dbg$pst-stock
 TESTS_OUT=$KB/kselftest		# installed KVM selftests (run_kselftest.sh, kvm/)
 RESULTS=${RESULTS:-$BUILD/results$dbg/$KERNEL}
 BZIMAGE=${BZIMAGE:-$KB/bzImage$dbg$pst}			# what the emulators boot
@@ -47,10 +51,14 @@ TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
 # is none (a mutant's or the bench's own list), TESTS_LIST itself
 TESTS_LIST_2CPU=${TESTS_LIST_2CPU:-$(dirname "$TESTS_LIST")/tests-2cpu.list}
 [ -f "$TESTS_LIST_2CPU" ] || [ ! -f "$TESTS_LIST" ] || TESTS_LIST_2CPU=$TESTS_LIST
+# ... on the stock kernel (bochs-vmx-stock; initramfs.sh writes it)
+TESTS_LIST_STOCK=${TESTS_LIST_STOCK:-$(dirname "$TESTS_LIST")/tests-stock.list}
+[ -f "$TESTS_LIST_STOCK" ] || [ ! -f "$TESTS_LIST" ] || TESTS_LIST_STOCK=$TESTS_LIST
 # tests_list_of PLATFORM: the list the guest runs there
 tests_list_of() {
 	case $1 in
 	*-2cpu) echo "$TESTS_LIST_2CPU" ;;
+	*-stock) echo "$TESTS_LIST_STOCK" ;;
 	bochs-vmx | host) echo "$TESTS_LIST" ;;
 	*)	# the "@nonroot" runs are bochs-vmx's (platform.sh); platforms
 		# booting side by side must not read it half written

@@ -17,7 +17,8 @@
 # Every step is incremental: an unchanged source, series and config rebuild
 # in seconds.  --prepare: only make the source tree ready (for make patches).
 # --headers: the patched tree and its UAPI headers, no kernel (the tests
-# for PLATFORMS=host).
+# for PLATFORMS=host).  --stock: after the kernel, the stock kernel
+# (build/<kernel>/bzImage-stock): the same without the series' KVM patches.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -91,6 +92,7 @@ get_source() {
 	origin=$(source_origin)
 	if [ -f "$KTREE/.kvmipi-origin" ] && [ "$(cat "$KTREE/.kvmipi-origin")" = "$origin" ]; then
 		restore_series_files	# after a series check that was killed
+		restore_stock		# after a stock build that was killed
 		if [ -n "${KSRC:-}" ]; then
 			# Pick up the user's edits: our patches out (the
 			# files they created too), the tree's files in, and the
@@ -104,18 +106,21 @@ get_source() {
 		return
 	fi
 	say "preparing kernel source ($origin)"
-	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG"
+	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG" "$KOUT_NORMAL-stock" "$KOUT_DEBUG-stock" "$KB/stock"
 	extract_source "$KTREE"
 	[ -z "${KSRC:-}" ] || mark_own_series
 	save_pristine
 	echo "$origin" >"$KTREE/.kvmipi-origin"
 }
 
-# The series' patches to the kernel itself: those that touch a file outside
-# tools/ (the others are the selftests').
+# The series' patches to the kernel itself (those that touch a file
+# outside tools/; the others are the selftests'), and the files they touch.
 is_kvm_patch() {
 	awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// && $2 !~ /^[ab]\/tools\// { found = 1 }
 	     END { exit !found }' "$1"
+}
+patch_files() {	# patch_files PATCH...: the files they touch
+	awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// { print substr($2, 3) }' "$@" | sort -u
 }
 
 # A KSRC= tree that has the series already, as a developer's after "git
@@ -249,18 +254,25 @@ configure() {
 	echo "$want" >"$stamp"
 }
 
+# the compiler: gcc through ccache where it is there (CCACHE_BASEDIR: hits
+# across clones and build directories)
+kbuild_cc() {
+	if command -v ccache >/dev/null 2>&1; then
+		echo "ccache gcc"
+	else
+		echo gcc
+	fi
+}
+
 build() {
-	local cc=gcc
+	local cc
 	need_cmd gcc gcc
 	need_cmd flex flex
 	need_cmd bison bison
 	need_cmd bc bc
 	[ -f /usr/include/libelf.h ] || die "libelf.h missing: apt-get install libelf-dev (dnf install elfutils-libelf-devel)"
-	if command -v ccache >/dev/null 2>&1; then
-		cc="ccache gcc"
-		# hits across clones and build directories
-		export CCACHE_BASEDIR=$BUILD
-	fi
+	cc=$(kbuild_cc)
+	export CCACHE_BASEDIR=$BUILD
 	say "building bzImage and headers ($JOBS jobs, CC=$cc)"
 	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" bzImage
 	# a mutant (scripts/mutants.sh) changes no UAPI header: the tests
@@ -268,6 +280,82 @@ build() {
 	[ -n "${EXTRA_PATCHES:-}" ] || make -s -C "$KTREE" O="$KOUT" headers >/dev/null
 	mkdir -p "$(dirname "$BZIMAGE")"
 	cp "$KOUT/arch/x86/boot/bzImage" "$BZIMAGE"
+}
+
+# The stock kernel: the tree as built above, without the series' KVM
+# patches (the selftests ones do not touch the kernel), as kselftest CI has
+# it until they are merged.  Cheap: the files those patches touch are put
+# in the tree as they were before them, the kernel is built in a copy of
+# the build directory (so only what depends on those files is rebuilt,
+# ccache hitting after the first time), and the files go back with their
+# contents and times, so that make kernel's build sees nothing changed.
+# While they are out, $KB/stock/swapped.list names them; a killed build is
+# undone by the next make kernel (restore_stock).
+STOCK=$KB/stock
+restore_stock() {
+	local f
+	[ -f "$STOCK/swapped.list" ] || return 0
+	while IFS= read -r f; do
+		if [ -e "$STOCK/patched/$f" ]; then
+			cp -p "$STOCK/patched/$f" "$KTREE/$f"
+		else
+			rm -f "$KTREE/$f"
+		fi
+	done <"$STOCK/swapped.list"
+	rm -f "$STOCK/swapped.list"
+}
+
+build_stock() {
+	local kvm=() p f want cc
+	[ -z "$PRISTINE" ] || die "--stock: a pristine kernel has no series to leave out"
+	[ -f "$BZIMAGE" ] || die "--stock: build the kernel first ($BZIMAGE)"
+	while read -r p; do
+		if is_kvm_patch "$p"; then
+			kvm+=("$p")
+			! grep -qxF "${p##*/}" "$KTREE/.kvmipi-applied/in-tree" 2>/dev/null ||
+				die "--stock: KSRC=$KSRC has ${p##*/} of its own, which cannot be taken out"
+		fi
+	done < <(wanted_patches)
+	[ ${#kvm[@]} -gt 0 ] || die "--stock: patches/$KERNEL/ has no patch to the kernel itself"
+	want=$( (md5sum <"$BZIMAGE"; cat "${kvm[@]}") | md5sum)
+	if [ -f "$STOCK_BZIMAGE" ] && [ "$(cat "$STOCK/stamp" 2>/dev/null)" = "$want" ]; then
+		say "stock kernel up to date: $STOCK_BZIMAGE"
+		return
+	fi
+	restore_stock
+	rm -rf "$STOCK"
+	mkdir -p "$STOCK/patched" "$STOCK/reversed"
+	patch_files "${kvm[@]}" >"$STOCK/files"
+	while IFS= read -r f; do
+		[ -e "$KTREE/$f" ] || continue
+		mkdir -p "$STOCK/patched/$(dirname "$f")" "$STOCK/reversed/$(dirname "$f")"
+		cp -p "$KTREE/$f" "$STOCK/patched/$f"
+		cp "$KTREE/$f" "$STOCK/reversed/$f"
+	done <"$STOCK/files"
+	for ((p = ${#kvm[@]} - 1; p >= 0; p--)); do
+		patch -s -p1 -R -d "$STOCK/reversed" --no-backup-if-mismatch <"${kvm[p]}" ||
+			die "--stock: ${kvm[p]##*/} does not come out of the tree"
+	done
+	say "stock kernel: without ${kvm[*]##*/}"
+	rsync -a --delete "$KOUT/" "$STOCK_OUT/"
+	cp "$STOCK/files" "$STOCK/swapped.list"
+	trap restore_stock EXIT
+	trap 'exit 130' INT TERM HUP
+	while IFS= read -r f; do
+		if [ -e "$STOCK/reversed/$f" ]; then
+			cp "$STOCK/reversed/$f" "$KTREE/$f"
+		else
+			rm -f "$KTREE/$f"
+		fi
+	done <"$STOCK/files"
+	cc=$(kbuild_cc)
+	export CCACHE_BASEDIR=$BUILD
+	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$STOCK_OUT" -j"$JOBS" CC="$cc" bzImage
+	restore_stock
+	trap - EXIT INT TERM HUP
+	cp "$STOCK_OUT/arch/x86/boot/bzImage" "$STOCK_BZIMAGE"
+	echo "$want" >"$STOCK/stamp"
+	say "stock kernel ready: $STOCK_BZIMAGE"
 }
 
 mkdir -p "$BUILD"
@@ -286,3 +374,4 @@ fi
 configure
 build
 say "kernel ready: $BZIMAGE"
+[ "${1:-}" != --stock ] || build_stock

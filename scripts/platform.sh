@@ -12,6 +12,10 @@
 #              bochs-vmx with APICv (posted interrupts), under a Bochs whose
 #              posted interrupts work: BOCHS=/path/to/bochs, built with
 #              emulators/bochs/*.patch (Debian's do not: docs/platforms.md)
+#   bochs-vmx-stock
+#              bochs-vmx booting the kernel without the series' KVM patches
+#              (scripts/kernel.sh --stock), as kselftest CI runs mainline
+#              until they are merged: the path points SKIP, the rest runs
 #   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 1 CPU: no NRIP save, no fastpath
 #   qemu-kvm   the system's QEMU (qemu-system-x86_64 on PATH, or QEMU=) with
 #              KVM and nested virtualization (needs a usable /dev/kvm)
@@ -39,7 +43,7 @@ CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
 
 # platform: wall-clock limit (s), memory of the emulated machine (MiB)
 declare -A LIMIT=([bochs-vmx]=1500 [bochs-svm]=1500 [bochs-vmx-2cpu]=1500 [bochs-svm-2cpu]=1500
-		 [bochs-apicv]=1500 [bochs-apicv-2cpu]=1500
+		 [bochs-vmx-stock]=1500 [bochs-apicv]=1500 [bochs-apicv-2cpu]=1500
 		 [qemu-svm]=600 [qemu-kvm]=600 [host]=1800)
 MEM=1024
 BOCHS_IPS= BOCHS_CMDLINE=
@@ -53,6 +57,7 @@ if [ -n "$DEBUG" ]; then
 	# kernel spends on one: the boot stalls after HPET setup.
 	CMDLINE="$CMDLINE kvmipi.kselftest_timeout=$TEST_TIMEOUT"
 	LIMIT=([bochs-vmx]=3000 [bochs-svm]=3000 [bochs-vmx-2cpu]=3000 [bochs-svm-2cpu]=3000
+	       [bochs-vmx-stock]=3000
 	       [qemu-svm]=1200 [qemu-kvm]=1200 [host]=1800)
 	BOCHS_IPS=", ips=50000000"
 	# With BUG=y the tigerlake model's inconsistent CPUID (HT without a
@@ -85,6 +90,7 @@ base=${platform%-2cpu}
 case $platform in
 *-2cpu) CMDLINE="$CMDLINE kvmipi.list=tests-2cpu.list idle=halt" BOCHS_CPUS=2 ;;
 bochs-vmx) CMDLINE="$CMDLINE kvmipi.nonroot" ;;
+*-stock) CMDLINE="$CMDLINE kvmipi.list=tests-stock.list" BZIMAGE=$STOCK_BZIMAGE ;;
 esac
 
 mkdir -p "$out"
@@ -218,7 +224,7 @@ run_host() {
 }
 
 case "$platform" in
-bochs-vmx|bochs-vmx-2cpu) run_bochs tigerlake ;;
+bochs-vmx|bochs-vmx-2cpu|bochs-vmx-stock) run_bochs tigerlake ;;
 bochs-apicv|bochs-apicv-2cpu)
 	[ -n "${BOCHS:-}" ] ||
 		die "$platform needs a Bochs whose VMX posted interrupts work: BOCHS=/path/to/bochs, built with emulators/bochs/*.patch (emulators/bochs/README.md)"

@@ -23,8 +23,8 @@
 # KVMIPI_SYSFS_MODULE (/sys/module), KVMIPI_CPUINFO (/proc/cpuinfo),
 # KVMIPI_OS_RELEASE (/etc/os-release), KVMIPI_UNAME_R (uname -r).
 
-ALL_PLATFORMS="bochs-vmx bochs-svm bochs-vmx-2cpu bochs-svm-2cpu bochs-apicv
-	bochs-apicv-2cpu qemu-svm qemu-kvm host"
+ALL_PLATFORMS="bochs-vmx bochs-svm bochs-vmx-2cpu bochs-svm-2cpu bochs-vmx-stock
+	bochs-apicv bochs-apicv-2cpu qemu-svm qemu-kvm host"
 KVM_DEV=${KVMIPI_KVM_DEV:-/dev/kvm}
 SYSFS_MODULE=${KVMIPI_SYSFS_MODULE:-/sys/module}
 CPUINFO=${KVMIPI_CPUINFO:-/proc/cpuinfo}
@@ -132,6 +132,9 @@ default_platforms() {
 	local p="" why
 	if command -v bochs >/dev/null 2>&1; then
 		p="bochs-vmx bochs-svm bochs-vmx-2cpu"
+		# the stock kernel (without the series' KVM patches) is the
+		# normal kernel's variant only
+		[ -n "${DEBUG:-}" ] || p="$p bochs-vmx-stock"
 	fi
 	if os_is_debian || [ -n "${QEMU:-}" ]; then
 		p="$p qemu-svm"

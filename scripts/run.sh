@@ -85,8 +85,8 @@ done
 
 echo
 [ -z "$kernel" ] || echo "$kernel"
-printf '%-10s %-54s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
-awk -F'\t' '{ printf "%-10s %-54s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
+printf '%-15s %-54s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
+awk -F'\t' '{ printf "%-15s %-54s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
 # an expected failure (a proven platform defect) counts as passed, and is
 # said apart
 xfail=$(awk -F'\t' '$3 == "xfail"' "$rows" | wc -l)
