@@ -10,8 +10,8 @@
 #              in turns of at most 32 instructions), running tests-2cpu.list
 #   bochs-apicv, bochs-apicv-2cpu
 #              bochs-vmx with APICv (posted interrupts), under a Bochs whose
-#              posted interrupts work: BOCHS=/path/to/bochs, built with
-#              emulators/bochs/*.patch (Debian's do not: docs/platforms.md)
+#              posted interrupts work: BOCHS=/path/to/bochs, one with the fixes
+#              of docs/reports/bochs-*.md (Debian's do not: docs/platforms.md)
 #   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 1 CPU: no NRIP save, no fastpath
 #   qemu-kvm   QEMU with KVM and nested virtualization (needs /dev/kvm)
 #   host       the running kernel (a patched machine)
@@ -223,7 +223,7 @@ case "$platform" in
 bochs-vmx|bochs-vmx-2cpu) run_bochs tigerlake ;;
 bochs-apicv|bochs-apicv-2cpu)
 	[ -n "${BOCHS:-}" ] ||
-		die "$platform needs a Bochs whose VMX posted interrupts work: BOCHS=/path/to/bochs, built with emulators/bochs/*.patch (emulators/bochs/README.md)"
+		die "$platform needs a Bochs whose VMX posted interrupts work: BOCHS=/path/to/bochs, one with the fixes of docs/reports/bochs-*.md"
 	run_bochs tigerlake ;;
 bochs-svm|bochs-svm-2cpu) run_bochs zambezi ;;
 qemu-svm)
