@@ -4,7 +4,8 @@
 # make check: on every kernel of $KERNELS, host-only tests, the full suite on
 # every platform, then the mutants (fastpath bugs put back must be caught).
 # Prints each phase's wall time and ends with the total "N passed, N failed,
-# N skipped" over all of them.
+# N skipped" over all of them; writes build/results/summary.md
+# (scripts/summary.sh).
 set -uo pipefail
 user_results=${RESULTS:-}	# see each-kernel.sh
 . "$(dirname "$0")/common.sh"
@@ -52,5 +53,7 @@ printf '  %-10s %4d s\n' total $((SECONDS - t0))
 echo "  unit $up/$uf/$us, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
 echo "$drift"
 echo
+printf '%s\n' "${phases[@]}" "total $((SECONDS - t0)) s" >"$top/check.phases"
+"$TOP/scripts/summary.sh" >"$top/summary.md" || echo "warning: no $top/summary.md"
 echo "$((up + rp + mp)) passed, $((uf + rf + mf)) failed, $((us + rs + ms)) skipped"
 [ $status -eq 0 ] && [ $((uf + rf + mf)) -eq 0 ]
