@@ -58,7 +58,11 @@ read -r total _ < <(timing total) || total=
 if [ -n "$total" ]; then
 	what="\`make check\`, $total s"
 else
-	what="the phases ${phases#, } of \`make check\`"
+	phases=${phases#, }
+	case $phases in
+	*,*) what="\`make check\`'s phases $phases" ;;
+	*) what="\`make check\`'s $phases phase" ;;
+	esac
 fi
 echo "At $commit ($(date -u '+%Y-%m-%d')), Linux ${versions#, }: $tp passed," \
 	"$tf failed, $ts skipped ($what)."
