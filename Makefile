@@ -2,8 +2,9 @@
 #
 # make run     build each patched kernel and the tests, run the suite on every
 #              emulated platform (PLATFORMS="bochs-vmx qemu-svm qemu-kvm host")
-# make check   the project's own tests (unit, patch hygiene), make run and
-#              make mutants (fastpath bugs put back must be caught)
+# make check   the project's own tests (unit, patch hygiene, README's in-tree
+#              recipe), make run and make mutants (fastpath bugs put back
+#              must be caught); writes build/results/summary.md
 #
 # make patches regenerate each kernel's in-tree selftests patches from
 #              selftests/ and lib/
@@ -42,7 +43,7 @@ deps:
 	@scripts/deps.sh
 
 # One kernel after the other, each with a job per CPU: side by side they
-# took longer (session 13, cold: 1,642 s against 668 + 738 s).
+# took longer (cold: 1,642 s against 668 + 738 s in turn).
 # bochs-vmx-stock: the stock kernel too (scripts/kernel.sh --stock)
 kernel: deps
 	@$(EACH) scripts/kernel.sh $(if $(filter bochs-vmx-stock,$(PLATFORMS)),--stock)

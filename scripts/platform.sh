@@ -10,8 +10,8 @@
 #              in turns of at most 32 instructions), running tests-2cpu.list
 #   bochs-apicv, bochs-apicv-2cpu
 #              bochs-vmx with APICv (posted interrupts), under a Bochs whose
-#              posted interrupts work: BOCHS=/path/to/bochs, built with
-#              emulators/bochs/*.patch (Debian's do not: docs/platforms.md)
+#              posted interrupts work: BOCHS=/path/to/bochs, one with the fixes
+#              of docs/reports/bochs-*.md (Debian's do not: docs/platforms.md)
 #   bochs-vmx-stock
 #              bochs-vmx booting the kernel without the series' KVM patches
 #              (scripts/kernel.sh --stock), as kselftest CI runs mainline
@@ -227,7 +227,7 @@ case "$platform" in
 bochs-vmx|bochs-vmx-2cpu|bochs-vmx-stock) run_bochs tigerlake ;;
 bochs-apicv|bochs-apicv-2cpu)
 	[ -n "${BOCHS:-}" ] ||
-		die "$platform needs a Bochs whose VMX posted interrupts work: BOCHS=/path/to/bochs, built with emulators/bochs/*.patch (emulators/bochs/README.md)"
+		die "$platform needs a Bochs whose VMX posted interrupts work: BOCHS=/path/to/bochs, one with the fixes of docs/reports/bochs-*.md"
 	run_bochs tigerlake ;;
 bochs-svm|bochs-svm-2cpu) run_bochs zambezi ;;
 qemu-svm)
