@@ -4,8 +4,8 @@
 
 void *guest_hva(struct kvm_vm *vm, void *gva, size_t size)
 {
-	uint8_t *start = addr_gva2hva(vm, (gva_t)gva);
-	uint8_t *last = addr_gva2hva(vm, (gva_t)gva + size - 1);
+	u8 *start = addr_gva2hva(vm, (gva_t)gva);
+	u8 *last = addr_gva2hva(vm, (gva_t)gva + size - 1);
 
 	TEST_ASSERT(last - start == size - 1,
 		    "guest data at 0x%lx (%zu bytes) not contiguous in host memory",

@@ -43,10 +43,10 @@ void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds)
 	assert_on_unhandled_exception(vcpu);
 }
 
-uint64_t vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc)
+u64 vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc)
 {
 	struct ucall local;
-	uint64_t cmd;
+	u64 cmd;
 
 	if (!uc)
 		uc = &local;

@@ -35,12 +35,12 @@ the broadcast ID; since 7.2 none while the sender's mediated vPMU
 counts instructions retired"
 case $KERNEL in
 6.12)
-	API_SED="s/\bgva_t\b/vm_vaddr_t/g; s/\bgpa_t\b/vm_paddr_t/g; $RANDOM_SED"
+	# 6.12's selftests spell the kernel types the C way
+	API_SED="s/\bgva_t\b/vm_vaddr_t/g; s/\bgpa_t\b/vm_paddr_t/g; $RANDOM_SED;
+s/\bu64\b/uint64_t/g; s/\bu32\b/uint32_t/g; s/\bu16\b/uint16_t/g; s/\bu8\b/uint8_t/g;
+s/\bs64\b/int64_t/g; s/\bs32\b/int32_t/g"
 	POLICY_TEXT="the single-target policy of Linux 6.12: fixed delivery,
 physical destination, no shorthand, not the broadcast ID" ;;
-7.2)
-	API_SED=$RANDOM_SED
-	POLICY_TEXT=$FAST_DELIVERY ;;
 *)
 	API_SED=
 	POLICY_TEXT=$FAST_DELIVERY ;;

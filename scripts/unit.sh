@@ -24,7 +24,7 @@ top=$BUILD/results$dbg
 mkdir -p "$work" "$top"
 
 # 1. The oracle: pure C, built with warnings as errors.
-if gcc -Wall -Wextra -Werror -O2 -I"$TOP/lib/include/x86" \
+if gcc -Wall -Wextra -Werror -O2 -I"$TOP/lib/include/x86" -I"$TOP/lib/tests/include" \
 	"$TOP/lib/x86/ipi_oracle.c" "$TOP/lib/tests/ipi_oracle_unit.c" \
 	-o "$work/ipi_oracle_unit" >"$work/oracle.log" 2>&1 &&
    "$work/ipi_oracle_unit" >>"$work/oracle.log" 2>&1; then

@@ -9,7 +9,7 @@
 #ifndef SELFTEST_KVM_VCPU_RUN_WITHIN_H
 #define SELFTEST_KVM_VCPU_RUN_WITHIN_H
 
-#include <stdint.h>
+#include <linux/types.h>
 
 struct kvm_vcpu;
 struct ucall;
@@ -26,7 +26,7 @@ void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds);
  * with its arguments in @uc (may be NULL); a guest assert is reported, and
  * any other exit fails the test.
  */
-uint64_t vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc);
+u64 vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc);
 
 /*
  * The factor every time bound of a test is multiplied by: the environment's

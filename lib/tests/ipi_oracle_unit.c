@@ -9,21 +9,21 @@
 
 #include "ipi_oracle.h"
 
-#define FIXED		((uint64_t)ICR_DM_FIXED << ICR_DM_SHIFT)
-#define LOWEST		((uint64_t)ICR_DM_LOWEST << ICR_DM_SHIFT)
-#define SMI		((uint64_t)ICR_DM_SMI << ICR_DM_SHIFT)
-#define NMI		((uint64_t)ICR_DM_NMI << ICR_DM_SHIFT)
-#define INIT		((uint64_t)ICR_DM_INIT << ICR_DM_SHIFT)
-#define SIPI		((uint64_t)ICR_DM_STARTUP << ICR_DM_SHIFT)
-#define RSVD_DM		((uint64_t)ICR_DM_RESERVED << ICR_DM_SHIFT)
-#define EXTINT		((uint64_t)ICR_DM_EXTINT << ICR_DM_SHIFT)
+#define FIXED		((u64)ICR_DM_FIXED << ICR_DM_SHIFT)
+#define LOWEST		((u64)ICR_DM_LOWEST << ICR_DM_SHIFT)
+#define SMI		((u64)ICR_DM_SMI << ICR_DM_SHIFT)
+#define NMI		((u64)ICR_DM_NMI << ICR_DM_SHIFT)
+#define INIT		((u64)ICR_DM_INIT << ICR_DM_SHIFT)
+#define SIPI		((u64)ICR_DM_STARTUP << ICR_DM_SHIFT)
+#define RSVD_DM		((u64)ICR_DM_RESERVED << ICR_DM_SHIFT)
+#define EXTINT		((u64)ICR_DM_EXTINT << ICR_DM_SHIFT)
 #define LOGICAL		ICR_DEST_LOGICAL
 #define ASSERT		ICR_LEVEL_ASSERT
 #define LEVEL		ICR_TRIGGER_LEVEL
-#define SH_SELF		((uint64_t)ICR_SH_SELF << ICR_SHORTHAND_SHIFT)
-#define SH_ALL		((uint64_t)ICR_SH_ALL << ICR_SHORTHAND_SHIFT)
-#define SH_ALLBUT	((uint64_t)ICR_SH_ALL_BUT_SELF << ICR_SHORTHAND_SHIFT)
-#define DEST(x)		((uint64_t)(x) << ICR_DEST_SHIFT)
+#define SH_SELF		((u64)ICR_SH_SELF << ICR_SHORTHAND_SHIFT)
+#define SH_ALL		((u64)ICR_SH_ALL << ICR_SHORTHAND_SHIFT)
+#define SH_ALLBUT	((u64)ICR_SH_ALL_BUT_SELF << ICR_SHORTHAND_SHIFT)
+#define DEST(x)		((u64)(x) << ICR_DEST_SHIFT)
 #define BCAST		DEST(0xffffffffU)
 #define ST		(1u << IPI_POLICY_SINGLE_TARGET)
 #define FD_PLAIN	(1u << IPI_POLICY_FAST_DELIVERY)
@@ -32,17 +32,17 @@
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* Four vCPUs: two in logical cluster 0, two in cluster 1. */
-static const uint32_t ids[] = { 0, 1, 16, 17 };
+static const u32 ids[] = { 0, 1, 16, 17 };
 #define NR_VCPUS	4
 #define ALL		0xfULL
 
 struct oracle_case {
 	const char *what;
-	uint64_t icr;
+	u64 icr;
 	unsigned int sender;
 	unsigned int fast;	/* ST, FD: the policies that take the fastpath */
 	enum ipi_fate fate;
-	uint64_t targets;
+	u64 targets;
 };
 
 static const struct oracle_case cases[] = {
@@ -105,8 +105,8 @@ static const struct oracle_case cases[] = {
 };
 
 /* xAPIC: 8-bit destinations in ICR2[31:24], flat logical model. */
-#define XDEST(x)	((uint64_t)(x) << XAPIC_DEST_SHIFT)
-static const uint8_t flat_ldr[] = { 0x01, 0x02, 0x04, 0x08 };
+#define XDEST(x)	((u64)(x) << XAPIC_DEST_SHIFT)
+static const u8 flat_ldr[] = { 0x01, 0x02, 0x04, 0x08 };
 
 static const struct oracle_case xapic_cases[] = {
 	{ "xapic fixed physical", FIXED | ASSERT | XDEST(16) | 0x40, 0, 0, IPI_FATE_EACH, 0x4 },
@@ -121,7 +121,7 @@ static const struct oracle_case xapic_cases[] = {
 };
 
 struct format_case {
-	uint64_t icr;
+	u64 icr;
 	const char *text;
 };
 
@@ -220,10 +220,10 @@ static const enum apic_state one_sw_off[] = {
 struct vm_case {
 	const char *what;
 	const enum apic_state *apic;
-	uint64_t icr;
+	u64 icr;
 	unsigned int fast;	/* ST, FD */
 	enum ipi_fate fate;
-	uint64_t targets, unchecked;
+	u64 targets, unchecked;
 };
 
 static const struct vm_case vm_cases[] = {
@@ -273,10 +273,10 @@ struct pmu_case {
 	const bool *pmu;
 	unsigned int sender;
 	const enum apic_state *apic;
-	uint64_t icr;
+	u64 icr;
 	unsigned int fast;	/* ST, FD, FD_PLAIN */
 	enum ipi_fate fate;
-	uint64_t targets;
+	u64 targets;
 };
 
 static const struct pmu_case pmu_cases[] = {
@@ -367,7 +367,7 @@ static void check_pmu_case(const struct pmu_case *c)
 /* A lone vCPU's fixed IPI to itself, by physical or by logical ID. */
 static struct ipi_probe_write probe(bool logical, bool counting, bool fast)
 {
-	uint32_t dest = logical ? x2apic_logical_id(PROBE_ID) : PROBE_ID;
+	u32 dest = logical ? x2apic_logical_id(PROBE_ID) : PROBE_ID;
 	struct ipi_probe_write w = {
 		.icr = icr_with_dest(0xe0 | (logical ? ICR_DEST_LOGICAL : 0), dest, false),
 		.pmu_counts_instructions = counting, .fast = fast,
@@ -485,7 +485,7 @@ static void check_round_trip(void)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct icr icr = icr_decode(cases[i].icr);
-		uint64_t want = cases[i].icr & ~ICR_DELIVERY_STATUS;
+		u64 want = cases[i].icr & ~ICR_DELIVERY_STATUS;
 
 		if (icr_encode(&icr) != want) {
 			printf("# encode(decode(0x%llx)) = 0x%llx\n",
@@ -500,7 +500,7 @@ static void check_round_trip(void)
 struct receipt_case {
 	const char *what;
 	struct ipi_expectation e;
-	uint32_t got[NR_VCPUS];
+	u32 got[NR_VCPUS];
 	bool ok;
 };
 

@@ -25,7 +25,7 @@ static const char * const shorthand_names[] = {
 	[ICR_SH_ALL_BUT_SELF] = "all-but-self",
 };
 
-struct icr icr_decode(uint64_t raw)
+struct icr icr_decode(u64 raw)
 {
 	struct icr icr = {
 		.vector = raw & ICR_VECTOR_MASK,
@@ -41,19 +41,19 @@ struct icr icr_decode(uint64_t raw)
 	return icr;
 }
 
-uint64_t icr_encode(const struct icr *icr)
+u64 icr_encode(const struct icr *icr)
 {
 	return icr->vector |
-	       (uint64_t)icr->mode << ICR_DM_SHIFT |
+	       (u64)icr->mode << ICR_DM_SHIFT |
 	       (icr->logical ? ICR_DEST_LOGICAL : 0) |
 	       (icr->level_assert ? ICR_LEVEL_ASSERT : 0) |
 	       (icr->level_trigger ? ICR_TRIGGER_LEVEL : 0) |
-	       (uint64_t)icr->shorthand << ICR_SHORTHAND_SHIFT |
-	       (uint64_t)icr->dest << ICR_DEST_SHIFT |
+	       (u64)icr->shorthand << ICR_SHORTHAND_SHIFT |
+	       (u64)icr->dest << ICR_DEST_SHIFT |
 	       (icr->reserved & X2APIC_ICR_RESERVED);
 }
 
-int icr_format(uint64_t raw, char *buf, size_t size)
+int icr_format(u64 raw, char *buf, size_t size)
 {
 	struct icr icr = icr_decode(raw);
 	char extra[48] = "";
@@ -141,7 +141,7 @@ static bool pmu_counts_instructions(const struct ipi_vm *vm, unsigned int i)
 	       vm->pmu_counts_instructions[i];
 }
 
-bool icr_takes_fastpath_in(uint64_t raw, unsigned int sender,
+bool icr_takes_fastpath_in(u64 raw, unsigned int sender,
 			   enum ipi_policy policy, const struct ipi_vm *vm)
 {
 	struct icr icr = icr_decode(raw);
@@ -166,14 +166,14 @@ bool icr_takes_fastpath_in(uint64_t raw, unsigned int sender,
 	return fast_delivery(&icr);
 }
 
-bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy)
+bool icr_takes_fastpath(u64 raw, enum ipi_policy policy)
 {
 	return icr_takes_fastpath_in(raw, 0, policy, NULL);
 }
 
 /* Did KVM take each write the way @policy says a lone vCPU's write goes? */
 static bool policy_explains(enum ipi_policy policy, const struct ipi_probe_write *w,
-			    unsigned int nr_writes, uint32_t x2apic_id)
+			    unsigned int nr_writes, u32 x2apic_id)
 {
 	unsigned int i;
 
@@ -190,7 +190,7 @@ static bool policy_explains(enum ipi_policy policy, const struct ipi_probe_write
 }
 
 bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_writes,
-			     uint32_t x2apic_id, enum ipi_policy *policy)
+			     u32 x2apic_id, enum ipi_policy *policy)
 {
 	enum ipi_policy p;
 
@@ -203,12 +203,12 @@ bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_wr
 	return false;
 }
 
-int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p)
+int icr_expected_fastpath_hits(u64 raw, const struct ipi_platform *p)
 {
 	return icr_expected_fastpath_hits_in(raw, 0, p, NULL);
 }
 
-int icr_expected_fastpath_hits_in(uint64_t raw, unsigned int sender,
+int icr_expected_fastpath_hits_in(u64 raw, unsigned int sender,
 				  const struct ipi_platform *p,
 				  const struct ipi_vm *vm)
 {
@@ -230,7 +230,7 @@ static bool vector_illegal(const struct icr *icr)
 	       icr->vector < 16;
 }
 
-bool icr_illegal_vector(uint64_t raw)
+bool icr_illegal_vector(u64 raw)
 {
 	struct icr icr = icr_decode(raw);
 
@@ -276,14 +276,14 @@ static bool icr_combination_valid(const struct icr *icr)
 }
 
 /* x2APIC logical ID: cluster in bits 31:16, one bit of 16 in bits 15:0. */
-uint32_t x2apic_logical_id(uint32_t x2apic_id)
+u32 x2apic_logical_id(u32 x2apic_id)
 {
 	return (x2apic_id >> 4) << 16 | 1U << (x2apic_id & 0xf);
 }
 
-static bool dest_matches(const struct icr *icr, uint32_t x2apic_id)
+static bool dest_matches(const struct icr *icr, u32 x2apic_id)
 {
-	uint32_t ldr;
+	u32 ldr;
 
 	if (icr->dest == X2APIC_BROADCAST)
 		return true;
@@ -299,10 +299,10 @@ static bool dest_matches(const struct icr *icr, uint32_t x2apic_id)
  * named by the destination field (used without a shorthand).
  */
 static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
-				     unsigned int nr_vcpus, uint64_t dest_matches)
+				     unsigned int nr_vcpus, u64 dest_matches)
 {
 	struct ipi_expectation e = { .fate = IPI_FATE_EACH, .targets = 0 };
-	uint64_t all = nr_vcpus >= 64 ? ~0ULL : (1ULL << nr_vcpus) - 1;
+	u64 all = nr_vcpus >= 64 ? ~0ULL : (1ULL << nr_vcpus) - 1;
 
 	/* INIT level de-assert, whatever the destination: nothing is sent. */
 	if (icr->mode == ICR_DM_INIT && icr->level_trigger && !icr->level_assert)
@@ -352,13 +352,13 @@ static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
 	return e;
 }
 
-struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
-				  const uint32_t *x2apic_ids,
+struct ipi_expectation ipi_expect(u64 raw, unsigned int sender,
+				  const u32 *x2apic_ids,
 				  unsigned int nr_vcpus)
 {
 	struct icr icr = icr_decode(raw);
 	struct ipi_expectation gp = { .fate = IPI_FATE_GP };
-	uint64_t matches = 0;
+	u64 matches = 0;
 	unsigned int i;
 
 	if (icr.reserved)
@@ -369,14 +369,14 @@ struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
 	return expect(&icr, sender, nr_vcpus, matches);
 }
 
-struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
-					const uint32_t *apic_ids,
-					const uint8_t *flat_ldr,
+struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
+					const u32 *apic_ids,
+					const u8 *flat_ldr,
 					unsigned int nr_vcpus)
 {
 	struct icr icr = icr_decode(raw & ~X2APIC_ICR_RESERVED);
-	uint8_t dest = raw >> XAPIC_DEST_SHIFT;
-	uint64_t matches = 0;
+	u8 dest = raw >> XAPIC_DEST_SHIFT;
+	u64 matches = 0;
 	unsigned int i;
 
 	for (i = 0; i < nr_vcpus && i < 64; i++) {
@@ -387,7 +387,7 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
 	return expect(&icr, sender, nr_vcpus, matches);
 }
 
-struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
+struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 				     const struct ipi_vm *vm)
 {
 	struct ipi_expectation e = ipi_expect(raw, sender, vm->x2apic_ids, vm->nr_vcpus);
@@ -398,7 +398,7 @@ struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
 	if (e.fate == IPI_FATE_GP || e.fate == IPI_FATE_UNDEFINED)
 		return e;
 	for (i = 0; i < vm->nr_vcpus && i < 64; i++) {
-		uint64_t bit = 1ULL << i;
+		u64 bit = 1ULL << i;
 
 		switch (apic_state_of(vm, i)) {
 		case APIC_STATE_HW_DISABLED:
@@ -421,16 +421,16 @@ struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
 	return e;
 }
 
-bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
+bool ipi_received_as(const struct ipi_expectation *e, const u32 *got,
 		     unsigned int nr_vcpus)
 {
-	uint64_t want = e->fate == IPI_FATE_GP ? 0 : e->targets;
+	u64 want = e->fate == IPI_FATE_GP ? 0 : e->targets;
 	unsigned int i, total = 0;
 
 	if (e->fate == IPI_FATE_UNDEFINED)
 		return true;
 	for (i = 0; i < nr_vcpus && i < 64; i++) {
-		uint64_t bit = 1ULL << i;
+		u64 bit = 1ULL << i;
 
 		if (e->unchecked & bit)
 			continue;
@@ -443,7 +443,7 @@ bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
 	return e->fate != IPI_FATE_ONE_OF || total == 1;
 }
 
-int ipi_format_vcpus(uint64_t set, const uint32_t *ids, unsigned int nr_vcpus,
+int ipi_format_vcpus(u64 set, const u32 *ids, unsigned int nr_vcpus,
 		     char *buf, size_t size)
 {
 	unsigned int i;

@@ -97,7 +97,7 @@ static char probe_summary[128];
 
 #define PROBE_VECTOR	0xe0
 
-static uint64_t probe_icr(enum probe_write w, uint32_t x2apic_id)
+static u64 probe_icr(enum probe_write w, u32 x2apic_id)
 {
 	if (w == PROBE_LOGICAL)
 		return icr_with_dest(ICR_DEST_LOGICAL | PROBE_VECTOR,
@@ -108,9 +108,9 @@ static uint64_t probe_icr(enum probe_write w, uint32_t x2apic_id)
 #define PROBE_SECONDS	(2 * test_time_scale())	/* guest seconds, any one write */
 
 /* The vCPU is the VM's only one: x2APIC ID 0. */
-static void probe_guest(uint32_t nr_writes)
+static void probe_guest(u32 nr_writes)
 {
-	uint32_t w;
+	u32 w;
 
 	x2apic_enable();
 	for (w = 0; w < nr_writes; w++) {
@@ -135,7 +135,7 @@ static bool policy_of_behaviour(enum ipi_policy *policy)
 	const char *no_counting = vpmu_counting_unsupported();
 	struct kvm_vcpu *vcpu;
 	struct kvm_vm *vm;
-	uint64_t before, after;
+	u64 before, after;
 	struct ucall uc;
 
 	if (no_counting)
@@ -246,13 +246,13 @@ const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat)
 }
 
 struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat,
-				    uint64_t hits, int want_hits, const char *what)
+				    u64 hits, int want_hits, const char *what)
 {
 	struct ipi_verdict v = { .why = ipi_path_unprovable(p, have_stat) };
 
 	if (v.why) {
 		v.code = KSFT_SKIP;
-	} else if (hits != (uint64_t)want_hits) {
+	} else if (hits != (u64)want_hits) {
 		ksft_print_msg("%s: fastpath +%lu, want +%d\n", what, hits, want_hits);
 		v.code = KSFT_FAIL;
 	} else {

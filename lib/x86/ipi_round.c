@@ -12,27 +12,27 @@
 
 /* Guest data, one copy per VM; the host writes it only while vCPUs park. */
 static struct ipi_tally ipi_tally[IPI_ROUND_MAX_VCPUS];
-static uint32_t ipi_fences_due[IPI_ROUND_MAX_VCPUS];
-static uint8_t ipi_index_of_id[256];
+static u32 ipi_fences_due[IPI_ROUND_MAX_VCPUS];
+static u8 ipi_index_of_id[256];
 static bool ipi_xapic;
 
-uint32_t guest_ipi_index(void)
+u32 guest_ipi_index(void)
 {
 	if (READ_ONCE(ipi_xapic))
 		return ipi_index_of_id[xapic_read_reg(APIC_ID) >> 24];
 	return ipi_index_of_id[x2apic_read_reg(APIC_ID) & 0xff];
 }
 
-void guest_ipi_write(uint64_t icr)
+void guest_ipi_write(u64 icr)
 {
 	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
 
 	if (READ_ONCE(ipi_xapic)) {
 		/* ICR2 first: writing the low half sends. */
 		xapic_write_reg(APIC_ICR2, icr >> 32);
-		xapic_write_reg(APIC_ICR, (uint32_t)icr);
+		xapic_write_reg(APIC_ICR, (u32)icr);
 		t->fault = 0;
-		t->readback = (uint64_t)xapic_read_reg(APIC_ICR2) << 32 |
+		t->readback = (u64)xapic_read_reg(APIC_ICR2) << 32 |
 			      xapic_read_reg(APIC_ICR);
 	} else {
 		t->fault = x2apic_write_reg_safe(APIC_ICR, icr);
@@ -62,7 +62,7 @@ static void guest_ipi_nmi(struct ex_regs *regs)
 		WRITE_ONCE(t->in_shadow, t->in_shadow + 1);
 }
 
-static bool guest_fenced(uint32_t me)
+static bool guest_fenced(u32 me)
 {
 	return READ_ONCE(ipi_tally[me].irqs[IPI_FENCE_VECTOR]) >=
 	       READ_ONCE(ipi_fences_due[me]);
@@ -70,23 +70,23 @@ static bool guest_fenced(uint32_t me)
 
 void guest_ipi_idle_until_fenced(void)
 {
-	uint32_t me = guest_ipi_index();
+	u32 me = guest_ipi_index();
 
 	asm volatile("cli");
 	while (!guest_fenced(me))
 		guest_idle_once();
 }
 
-void guest_ipi_drain(uint32_t windows)
+void guest_ipi_drain(u32 windows)
 {
-	uint32_t me = guest_ipi_index();
+	u32 me = guest_ipi_index();
 
 	while (!guest_fenced(me) && windows--)
 		guest_irq_window();
 }
 
-void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const uint32_t *ids,
-		    unsigned int nr_vcpus, const uint8_t *vectors,
+void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
+		    unsigned int nr_vcpus, const u8 *vectors,
 		    unsigned int nr_vectors)
 {
 	unsigned int i;
@@ -125,9 +125,9 @@ void ipi_round_fence(struct ipi_round *r, unsigned int i)
 	host_msi_send(r->vm, r->ids[i], IPI_FENCE_VECTOR);
 }
 
-void ipi_round_collect(const struct ipi_round *r, uint64_t icr,
-		       const struct ipi_tally *before, uint32_t *got,
-		       uint32_t *other)
+void ipi_round_collect(const struct ipi_round *r, u64 icr,
+		       const struct ipi_tally *before, u32 *got,
+		       u32 *other)
 {
 	struct icr d = icr_decode(icr);
 	bool nmi = d.mode == ICR_DM_NMI;

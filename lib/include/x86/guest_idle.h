@@ -30,7 +30,7 @@
 #define SELFTEST_KVM_GUEST_IDLE_H
 
 #include <stdbool.h>
-#include <stdint.h>
+#include <linux/types.h>
 
 #include "processor.h"
 
@@ -64,7 +64,7 @@ static inline void guest_irq_window(void)
 /* Returns true if the interrupt came inside STI's shadow. */
 static inline bool guest_idle_step_over_hlt(struct ex_regs *regs)
 {
-	const uint8_t *ip = (const uint8_t *)regs->rip;
+	const u8 *ip = (const u8 *)regs->rip;
 
 	if (ip[0] == HLT_OPCODE) {
 		regs->rip++;

@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
+#include <linux/types.h>
 
 /* 64-bit x2APIC ICR fields. */
 #define ICR_VECTOR_MASK		0xffULL
@@ -40,9 +40,9 @@
 #define XAPIC_DEST_SHIFT	56
 
 /* @icr aimed at @dest: bits 63:32 in x2APIC mode, 63:56 (ICR2:ICR) in xAPIC. */
-static inline uint64_t icr_with_dest(uint64_t icr, uint32_t dest, bool xapic)
+static inline u64 icr_with_dest(u64 icr, u32 dest, bool xapic)
 {
-	return icr | (uint64_t)dest << (xapic ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
+	return icr | (u64)dest << (xapic ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
 }
 
 enum icr_delivery_mode {
@@ -64,21 +64,21 @@ enum icr_shorthand {
 };
 
 struct icr {
-	uint8_t vector;
+	u8 vector;
 	enum icr_delivery_mode mode;
 	bool logical;
 	bool level_assert;
 	bool level_trigger;
 	enum icr_shorthand shorthand;
-	uint32_t dest;
-	uint64_t reserved;	/* the reserved bits that are set */
+	u32 dest;
+	u64 reserved;	/* the reserved bits that are set */
 };
 
-struct icr icr_decode(uint64_t raw);
-uint64_t icr_encode(const struct icr *icr);
+struct icr icr_decode(u64 raw);
+u64 icr_encode(const struct icr *icr);
 
 /* E.g. "fixed physical dest=0x2 shorthand=none edge vector=0x40". */
-int icr_format(uint64_t raw, char *buf, size_t size);
+int icr_format(u64 raw, char *buf, size_t size);
 
 /*
  * A fixed or lowest-priority IPI with a vector below 16 is illegal (SDM,
@@ -87,10 +87,10 @@ int icr_format(uint64_t raw, char *buf, size_t size);
  */
 #define ESR_SEND_ILLEGAL_VECTOR	0x20
 
-bool icr_illegal_vector(uint64_t raw);
+bool icr_illegal_vector(u64 raw);
 
 /* The logical ID an x2APIC derives from its ID: cluster << 16 | 1 << (id & 15). */
-uint32_t x2apic_logical_id(uint32_t x2apic_id);
+u32 x2apic_logical_id(u32 x2apic_id);
 
 /*
  * Which ICR writes KVM completes in its fastpath, by kernel generation (the
@@ -139,24 +139,24 @@ enum apic_state {
 /* The VM-wide state: vCPU i has x2APIC ID @x2apic_ids[i]. */
 struct ipi_vm {
 	unsigned int nr_vcpus;
-	const uint32_t *x2apic_ids;
+	const u32 *x2apic_ids;
 	const enum apic_state *apic;	/* NULL: all APIC_STATE_X2APIC */
 	const bool *pmu_counts_instructions;	/* NULL: none counts */
 };
 
 /* Does @policy complete a guest write of @raw in the fastpath? */
-bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy);
+bool icr_takes_fastpath(u64 raw, enum ipi_policy policy);
 
 /*
  * The same, written by vCPU @sender (in x2APIC mode) of the VM @vm (NULL:
  * every APIC enabled in x2APIC mode, no vPMU counting).
  */
-bool icr_takes_fastpath_in(uint64_t raw, unsigned int sender,
+bool icr_takes_fastpath_in(u64 raw, unsigned int sender,
 			   enum ipi_policy policy, const struct ipi_vm *vm);
 
 /* A write a lone x2APIC vCPU made, and the path KVM took for it. */
 struct ipi_probe_write {
-	uint64_t icr;
+	u64 icr;
 	bool pmu_counts_instructions;	/* while its vPMU counted instructions */
 	bool fast;			/* completed in the fastpath */
 };
@@ -168,7 +168,7 @@ struct ipi_probe_write {
  * gate agree on everything, and the older is taken.
  */
 bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_writes,
-			     uint32_t x2apic_id, enum ipi_policy *policy);
+			     u32 x2apic_id, enum ipi_policy *policy);
 
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
@@ -183,10 +183,10 @@ struct ipi_platform {
  * Fastpath hits a guest write of @raw must add to the sender's stat: 0 or 1,
  * or -1 when either is correct (IPI virtualization may skip the exit).
  */
-int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p);
+int icr_expected_fastpath_hits(u64 raw, const struct ipi_platform *p);
 
 /* The same, written by vCPU @sender of @vm, as icr_takes_fastpath_in(). */
-int icr_expected_fastpath_hits_in(uint64_t raw, unsigned int sender,
+int icr_expected_fastpath_hits_in(u64 raw, unsigned int sender,
 				  const struct ipi_platform *p,
 				  const struct ipi_vm *vm);
 
@@ -200,16 +200,16 @@ enum ipi_fate {
 /* IPI_FATE_EACH with no targets: nothing is delivered. */
 struct ipi_expectation {
 	enum ipi_fate fate;
-	uint64_t targets;	/* bit i: vCPU i (index into x2apic_ids) */
-	uint64_t unchecked;	/* vCPUs whose receipt is not asserted */
+	u64 targets;	/* bit i: vCPU i (index into x2apic_ids) */
+	u64 unchecked;	/* vCPUs whose receipt is not asserted */
 };
 
 /*
  * What must happen when vCPU @sender of @nr_vcpus (at most 64), whose x2APIC
  * IDs are @x2apic_ids, writes @raw to its ICR in x2APIC mode.
  */
-struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
-				  const uint32_t *x2apic_ids,
+struct ipi_expectation ipi_expect(u64 raw, unsigned int sender,
+				  const u32 *x2apic_ids,
 				  unsigned int nr_vcpus);
 
 /*
@@ -217,9 +217,9 @@ struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
  * vCPU i matches when @flat_ldr[i] (LDR bits 31:24) shares a bit with the
  * destination.  MMIO writes never fault.
  */
-struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
-					const uint32_t *apic_ids,
-					const uint8_t *flat_ldr,
+struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
+					const u32 *apic_ids,
+					const u8 *flat_ldr,
 					unsigned int nr_vcpus);
 
 /*
@@ -234,15 +234,15 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
  *    target is in .unchecked, and the path is checked all the same.  Tests
  *    send no lowest-priority IPI whose candidates include it.
  */
-struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
+struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 				     const struct ipi_vm *vm);
 
 /* Did the IPI land as @e says?  @got[i]: how many times vCPU i took it. */
-bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
+bool ipi_received_as(const struct ipi_expectation *e, const u32 *got,
 		     unsigned int nr_vcpus);
 
 /* The IDs @ids[i] of the vCPUs in @set (bit i: vCPU i), as "{0x0,0x10}". */
-int ipi_format_vcpus(uint64_t set, const uint32_t *ids, unsigned int nr_vcpus,
+int ipi_format_vcpus(u64 set, const u32 *ids, unsigned int nr_vcpus,
 		     char *buf, size_t size);
 
 const char *ipi_fate_name(enum ipi_fate fate);

@@ -62,7 +62,7 @@ void ipi_fastpath_switch_set(bool on);
 const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat);
 
 /* The sender's fastpath stat, or 0 on a kernel without it. */
-static inline uint64_t ipi_fastpath_hits(struct kvm_vcpu *vcpu, bool have_stat)
+static inline u64 ipi_fastpath_hits(struct kvm_vcpu *vcpu, bool have_stat)
 {
 	return have_stat ? vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes) : 0;
 }
@@ -89,7 +89,7 @@ static inline void ipi_test_result(struct ipi_verdict verdict, const char *name)
  * disagreement is also told in a diagnostic line, under @what.
  */
 struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat,
-				    uint64_t hits, int want_hits, const char *what);
+				    u64 hits, int want_hits, const char *what);
 
 /*
  * Checks of which @failed went unlike the SDM and @deviated exactly as KVM

@@ -34,15 +34,15 @@ static const struct flavour {
 
 static const struct icr_case {
 	const char *name;
-	uint64_t icr;
+	u64 icr;
 } icr_cases[] = {
 	{ "fixed physical", APIC_DM_FIXED | APIC_INT_ASSERT | 0x40 |
-			    (uint64_t)TARGET_ID << 32 },
+			    (u64)TARGET_ID << 32 },
 	{ "fixed logical", APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_LOGICAL | 0x41 |
-			   (uint64_t)(1 << TARGET_ID) << 32 },
+			   (u64)(1 << TARGET_ID) << 32 },
 };
 
-static uint64_t icr_to_write;
+static u64 icr_to_write;
 
 static void sender_code(void)
 {
@@ -65,7 +65,7 @@ static void target_code(void)
  * Run @vcpu to its next GUEST_SYNC, playing a userspace APIC for the MSR
  * exits of a LAPIC-less VM; returns the number of ICR writes userspace saw.
  */
-static int run_to_sync(struct kvm_vcpu *vcpu, uint64_t want_icr)
+static int run_to_sync(struct kvm_vcpu *vcpu, u64 want_icr)
 {
 	struct kvm_run *run = vcpu->run;
 	int icr_exits = 0;
@@ -114,8 +114,8 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 	for (i = 0; i < ARRAY_SIZE(icr_cases); i++) {
 		const struct icr_case *c = &icr_cases[i];
 		int want_hits = lapic ? icr_expected_fastpath_hits(c->icr, p) : 0;
-		uint64_t before = ipi_fastpath_hits(sender, have_stat);
-		uint8_t vector = c->icr & 0xff;
+		u64 before = ipi_fastpath_hits(sender, have_stat);
+		u8 vector = c->icr & 0xff;
 		char name[96];
 		int icr_exits;
 		bool ok;

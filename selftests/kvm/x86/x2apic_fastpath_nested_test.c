@@ -34,7 +34,7 @@
 
 enum { ROUND_L2_WRITES = 1, ROUND_L1_INTERCEPTS, ROUND_L1_EMULATES };
 
-static uint64_t l2_icr;
+static u64 l2_icr;
 
 /* No CPUID in L2: it always exits to L1 on VMX. */
 static void l2_vmx_code(void)
@@ -49,14 +49,14 @@ static void l2_svm_code(void)
 	vmmcall();
 }
 
-static uint64_t fixed_ipi(uint8_t vector)
+static u64 fixed_ipi(u8 vector)
 {
-	return APIC_DM_FIXED | APIC_INT_ASSERT | vector | (uint64_t)RECEIVER_ID << 32;
+	return APIC_DM_FIXED | APIC_INT_ASSERT | vector | (u64)RECEIVER_ID << 32;
 }
 
 static void l1_vmx(struct vmx_pages *vmx)
 {
-	uint8_t *write_bitmap = (uint8_t *)vmx->msr + 2048;
+	u8 *write_bitmap = (u8 *)vmx->msr + 2048;
 
 	GUEST_ASSERT(prepare_for_vmx_operation(vmx));
 	GUEST_ASSERT(load_vmcs(vmx));
@@ -70,8 +70,8 @@ static void l1_vmx(struct vmx_pages *vmx)
 	GUEST_SYNC(ROUND_L2_WRITES);
 
 	write_bitmap[X2APIC_ICR_MSR / 8] |= 1 << (X2APIC_ICR_MSR % 8);
-	vmwrite(GUEST_RIP, (uint64_t)l2_vmx_code);
-	vmwrite(GUEST_RSP, (uint64_t)vmx->stack);
+	vmwrite(GUEST_RIP, (u64)l2_vmx_code);
+	vmwrite(GUEST_RSP, (u64)vmx->stack);
 	WRITE_ONCE(l2_icr, fixed_ipi(INTERCEPTED_VECTOR));
 	GUEST_ASSERT(!vmresume());
 	GUEST_ASSERT_EQ(vmreadz(VM_EXIT_REASON), EXIT_REASON_MSR_WRITE);
@@ -79,7 +79,7 @@ static void l1_vmx(struct vmx_pages *vmx)
 
 static void l1_svm(struct svm_test_data *svm)
 {
-	uint8_t *msrpm = svm->msr;
+	u8 *msrpm = svm->msr;
 	struct vmcb *vmcb = svm->vmcb;
 
 	generic_svm_setup(svm, l2_svm_code);
@@ -91,8 +91,8 @@ static void l1_svm(struct svm_test_data *svm)
 	/* Two bits per MSR, read then write. */
 	msrpm[(X2APIC_ICR_MSR * 2 + 1) / 8] |= 1 << ((X2APIC_ICR_MSR * 2 + 1) % 8);
 	vmcb->control.intercept |= 1ULL << INTERCEPT_MSR_PROT;
-	vmcb->save.rip = (uint64_t)l2_svm_code;
-	vmcb->save.rsp = (uint64_t)svm->stack;
+	vmcb->save.rip = (u64)l2_svm_code;
+	vmcb->save.rsp = (u64)svm->stack;
 	WRITE_ONCE(l2_icr, fixed_ipi(INTERCEPTED_VECTOR));
 	run_guest(vmcb, svm->vmcb_gpa);
 	GUEST_ASSERT_EQ(vmcb->control.exit_code, SVM_EXIT_MSR);
@@ -124,7 +124,7 @@ static void receiver_code(void)
 
 struct round {
 	const char *name;
-	uint8_t vector;
+	u8 vector;
 	bool delivered;
 	int l1_hits;	/* fastpath hits of the round's own L1 write */
 };
@@ -139,7 +139,7 @@ int main(void)
 {
 	struct kvm_vcpu *l1, *receiver;
 	struct ipi_platform platform;
-	uint64_t before, hits;
+	u64 before, hits;
 	gva_t nested_gva;
 	struct kvm_vm *vm;
 	bool have_stat;

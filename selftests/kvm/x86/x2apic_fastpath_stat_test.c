@@ -29,10 +29,10 @@
 #define RECEIVER_ID	1
 #define WAIT_SECONDS	(2 * test_time_scale())	/* guest seconds, any one wait */
 
-static uint64_t icr_to_send;		/* host -> sender; 0 ends the test */
-static uint32_t receiver_ready;
-static uint32_t receiver_irqs;
-static uint32_t receiver_stop;
+static u64 icr_to_send;		/* host -> sender; 0 ends the test */
+static u32 receiver_ready;
+static u32 receiver_irqs;
+static u32 receiver_stop;
 
 static void receiver_isr(struct ex_regs *regs)
 {
@@ -54,7 +54,7 @@ static void receiver_code(void)
 
 static void sender_code(void)
 {
-	uint64_t icr;
+	u64 icr;
 
 	x2apic_enable();
 	for (;;) {
@@ -69,16 +69,16 @@ static void sender_code(void)
 
 struct stat_case {
 	const char *name;
-	uint64_t icr;
+	u64 icr;
 };
 
 static const struct stat_case cases[] = {
 	{ "fixed physical IPI to another vCPU",
 	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_PHYSICAL | IPI_VECTOR |
-	  (uint64_t)RECEIVER_ID << 32 },
+	  (u64)RECEIVER_ID << 32 },
 	{ "fixed logical IPI to another vCPU",
 	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_LOGICAL | IPI_VECTOR |
-	  (uint64_t)(1 << RECEIVER_ID) << 32 },
+	  (u64)(1 << RECEIVER_ID) << 32 },
 	{ "fixed all-but-self IPI",
 	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_ALLBUT | IPI_VECTOR },
 };
@@ -87,7 +87,7 @@ static struct kvm_vm *vm;
 static struct kvm_vcpu *sender, *receiver;
 static struct vcpu_thread receiver_thread;
 static bool have_stat;
-static uint64_t total_hits;	/* the stat's rise over every case */
+static u64 total_hits;	/* the stat's rise over every case */
 
 static double now(void)
 {
@@ -98,9 +98,9 @@ static double now(void)
 }
 
 /* Poll a guest variable until it reaches @want or the deadline passes. */
-static bool wait_guest_u32(uint32_t *gva, uint32_t want)
+static bool wait_guest_u32(u32 *gva, u32 want)
 {
-	uint32_t *hva = addr_gva2hva(vm, (gva_t)gva);
+	u32 *hva = addr_gva2hva(vm, (gva_t)gva);
 	double deadline = now() + WAIT_SECONDS;
 
 	while (READ_ONCE(*hva) < want) {
@@ -111,9 +111,9 @@ static bool wait_guest_u32(uint32_t *gva, uint32_t want)
 	return true;
 }
 
-static uint32_t read_guest_u32(uint32_t *gva)
+static u32 read_guest_u32(u32 *gva)
 {
-	return READ_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)gva));
+	return READ_ONCE(*(u32 *)addr_gva2hva(vm, (gva_t)gva));
 }
 
 /*
@@ -128,9 +128,9 @@ static void sender_step(void)
 }
 
 /* Have the sender write @icr once; returns the stat's rise across it. */
-static uint64_t send_one(uint64_t icr)
+static u64 send_one(u64 icr)
 {
-	uint64_t before = ipi_fastpath_hits(sender, have_stat);
+	u64 before = ipi_fastpath_hits(sender, have_stat);
 
 	icr_to_send = icr;
 	sync_global_to_guest(vm, icr_to_send);
@@ -140,12 +140,12 @@ static uint64_t send_one(uint64_t icr)
 
 static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 {
-	const uint32_t ids[] = { SENDER_ID, RECEIVER_ID };
+	const u32 ids[] = { SENDER_ID, RECEIVER_ID };
 	struct ipi_expectation e = ipi_expect(c->icr, 0, ids, 2);
 	int want_hits = icr_expected_fastpath_hits(c->icr, p);
-	uint32_t irqs = read_guest_u32(&receiver_irqs);
-	uint32_t want_irqs = irqs + !!(e.targets & (1 << 1));
-	uint64_t hits;
+	u32 irqs = read_guest_u32(&receiver_irqs);
+	u32 want_irqs = irqs + !!(e.targets & (1 << 1));
+	u64 hits;
 	char text[128], name[96];
 	bool delivered;
 
@@ -191,7 +191,7 @@ static void check_no_fastpath(const struct ipi_platform *p)
  */
 static void check_debugfs(void)
 {
-	uint64_t binary, text;
+	u64 binary, text;
 	char path[128];
 	FILE *f;
 	int n;
@@ -255,7 +255,7 @@ int main(void)
 	 * here one from the host (KVM_SIGNAL_MSI), which works even where the
 	 * IPIs above were lost.
 	 */
-	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&receiver_stop), 1);
+	WRITE_ONCE(*(u32 *)addr_gva2hva(vm, (gva_t)&receiver_stop), 1);
 	host_msi_send(vm, RECEIVER_ID, IPI_VECTOR);
 	TEST_ASSERT(vcpu_thread_stopped_within(&receiver_thread, WAIT_SECONDS),
 		    "receiver did not stop within %u s", WAIT_SECONDS);

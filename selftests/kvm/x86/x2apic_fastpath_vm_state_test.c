@@ -45,7 +45,7 @@
 struct vm_state {
 	const char *name;
 	unsigned int nr_vcpus;
-	uint32_t ids[MAX_VCPUS];		/* vCPU ID = x2APIC ID */
+	u32 ids[MAX_VCPUS];		/* vCPU ID = x2APIC ID */
 	enum apic_state apic[MAX_VCPUS];	/* 0: APIC_STATE_X2APIC */
 	bool counts_insns[MAX_VCPUS];		/* its vPMU counts instructions */
 };
@@ -78,7 +78,7 @@ enum target {
 
 struct icr_kind {
 	const char *name;
-	uint64_t bits;
+	u64 bits;
 	enum target to;
 };
 
@@ -98,9 +98,9 @@ static const struct icr_kind kinds[] = {
 	{ "fixed physical broadcast", APIC_DM_FIXED, TO_BROADCAST },
 };
 
-static uint64_t icr_to_write;
+static u64 icr_to_write;
 
-static void guest_code(uint32_t apic_state, uint32_t count_insns)
+static void guest_code(u32 apic_state, u32 count_insns)
 {
 	asm volatile("cli");
 	if (count_insns)
@@ -125,9 +125,9 @@ static void guest_code(uint32_t apic_state, uint32_t count_insns)
 	}
 }
 
-static uint32_t max_id(const struct vm_state *s)
+static u32 max_id(const struct vm_state *s)
 {
-	uint32_t m = 0;
+	u32 m = 0;
 	unsigned int i;
 
 	for (i = 0; i < s->nr_vcpus; i++)
@@ -135,15 +135,15 @@ static uint32_t max_id(const struct vm_state *s)
 	return m;
 }
 
-static bool is_nmi(uint64_t icr)
+static bool is_nmi(u64 icr)
 {
 	return (icr & ICR_DM_MASK) == APIC_DM_NMI;
 }
 
-static uint64_t icr_of(const struct icr_kind *k, const struct vm_state *s)
+static u64 icr_of(const struct icr_kind *k, const struct vm_state *s)
 {
 	bool logical = k->bits & APIC_DEST_LOGICAL;
-	uint32_t dest = 0, peer = s->ids[1], last = s->ids[s->nr_vcpus - 1];
+	u32 dest = 0, peer = s->ids[1], last = s->ids[s->nr_vcpus - 1];
 	unsigned int i;
 
 	switch (k->to) {
@@ -168,7 +168,7 @@ static uint64_t icr_of(const struct icr_kind *k, const struct vm_state *s)
 		break;
 	}
 	return k->bits | APIC_INT_ASSERT | (is_nmi(k->bits) ? 0 : TEST_VECTOR) |
-	       (uint64_t)dest << 32;
+	       (u64)dest << 32;
 }
 
 static struct kvm_vcpu *vcpus[MAX_VCPUS];
@@ -197,11 +197,11 @@ static bool took_and_clear(struct kvm_vcpu *vcpu, bool nmi)
 static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 		      const struct icr_kind *k)
 {
-	uint64_t icr = icr_of(k, s), before, hits;
+	u64 icr = icr_of(k, s), before, hits;
 	int want_hits = icr_expected_fastpath_hits_in(icr, SENDER, &platform, vm);
 	struct ipi_expectation e = ipi_expect_in(icr, SENDER, vm);
-	uint32_t got[MAX_VCPUS] = {};
-	uint64_t got_set = 0;
+	u32 got[MAX_VCPUS] = {};
+	u64 got_set = 0;
 	bool nmi = is_nmi(icr);
 	unsigned int disagree, i;
 	char text[128], got_s[160], want_s[160], name[128];
@@ -222,7 +222,7 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 	hits = ipi_fastpath_hits(vcpus[SENDER], have_stat) - before;
 	for (i = 0; i < s->nr_vcpus; i++) {
 		got[i] = took_and_clear(vcpus[i], nmi);
-		got_set |= (uint64_t)got[i] << i;
+		got_set |= (u64)got[i] << i;
 	}
 
 	snprintf(name, sizeof(name), "%s: %s: path", s->name, k->name);
@@ -248,7 +248,7 @@ static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
 /* Why the state @s cannot be set up here, or NULL. */
 static const char *state_unsupported(const struct vm_state *s)
 {
-	uint32_t max_vcpu_id = kvm_check_cap(KVM_CAP_MAX_VCPU_ID);
+	u32 max_vcpu_id = kvm_check_cap(KVM_CAP_MAX_VCPU_ID);
 	unsigned int i;
 
 	if (max_id(s) >= max_vcpu_id) {

@@ -89,11 +89,11 @@ static const struct wake_case cases[] = {
 };
 
 /* Host -> guest, written while the receiver is parked. */
-static uint32_t wake_case;
-static uint32_t wanted;
+static u32 wake_case;
+static u32 wanted;
 /* Guest -> host. */
-static uint32_t handled;
-static uint32_t idling;		/* the round the receiver idles in */
+static u32 handled;
+static u32 idling;		/* the round the receiver idles in */
 
 static void guest_isr(struct ex_regs *regs)
 {
@@ -109,7 +109,7 @@ static void guest_isr(struct ex_regs *regs)
 		guest_idle_step_over_hlt(regs);
 }
 
-static void receiver_idle(const struct wake_case *c, uint32_t want)
+static void receiver_idle(const struct wake_case *c, u32 want)
 {
 	asm volatile("cli");
 	while (READ_ONCE(handled) < want) {
@@ -133,7 +133,7 @@ static void receiver_idle(const struct wake_case *c, uint32_t want)
 static void receiver_main(void)
 {
 	const struct wake_case *c = &cases[READ_ONCE(wake_case)];
-	uint32_t round;
+	u32 round;
 
 	if (c->xapic)
 		xapic_enable();
@@ -152,7 +152,7 @@ static void sender_main(void)
 	for (;;) {
 		GUEST_SYNC(0);
 		x2apic_write_reg(APIC_ICR, APIC_DM_FIXED | WAKE_VECTOR |
-				 (uint64_t)RECEIVER << 32);
+				 (u64)RECEIVER << 32);
 	}
 }
 
@@ -206,8 +206,8 @@ static bool wait_for(bool (*cond)(void), int seconds)
 	return cond();
 }
 
-static uint32_t *host_idling, *host_handled;
-static uint32_t this_round;
+static u32 *host_idling, *host_handled;
+static u32 this_round;
 
 static bool receiver_idles(void)
 {
@@ -228,7 +228,7 @@ static void send_wake(const struct wake_case *c)
 }
 
 struct exit_counts {
-	uint64_t exits, irq_window_exits, halt_exits, irq_injections;
+	u64 exits, irq_window_exits, halt_exits, irq_injections;
 };
 
 static void read_exit_counts(struct kvm_vcpu *vcpu, struct exit_counts *n)
@@ -243,14 +243,14 @@ static void read_exit_counts(struct kvm_vcpu *vcpu, struct exit_counts *n)
  * Take the receiver out of KVM_RUN with a signal and print where the
  * interrupt is and where the vCPU is.
  */
-static void report_stuck(uint32_t want, struct exit_counts *n)
+static void report_stuck(u32 want, struct exit_counts *n)
 {
 	struct vcpu_thread *c = &ctl[RECEIVER];
 	struct kvm_vcpu_events events;
 	struct kvm_lapic_state lapic;
 	struct kvm_mp_state mp;
 	struct kvm_regs regs;
-	uint32_t isr;
+	u32 isr;
 
 	pthread_kill(c->thread, SIGUSR1);
 	TEST_ASSERT(vcpu_thread_stopped_within(c, WAIT_SECONDS),
@@ -260,7 +260,7 @@ static void report_stuck(uint32_t want, struct exit_counts *n)
 	vcpu_regs_get(c->vcpu, &regs);
 	vcpu_ioctl(c->vcpu, KVM_GET_LAPIC, &lapic);
 	read_exit_counts(c->vcpu, n);
-	isr = *(uint32_t *)&lapic.regs[LAPIC_ISR + (WAKE_VECTOR / 32) * 0x10];
+	isr = *(u32 *)&lapic.regs[LAPIC_ISR + (WAKE_VECTOR / 32) * 0x10];
 	ksft_print_msg("handled %u of %u; KVM_RUN %s; mp_state %u, IRR %s, ISR %s, ",
 		       READ_ONCE(*host_handled), want,
 		       c->run_errno == EINTR ? "interrupted" : "returned",
@@ -272,7 +272,7 @@ static void report_stuck(uint32_t want, struct exit_counts *n)
 }
 
 /* One round; false if the receiver lost the interrupt. */
-static bool wake_round(const struct wake_case *c, uint32_t want)
+static bool wake_round(const struct wake_case *c, u32 want)
 {
 	struct vcpu_thread *r = &ctl[RECEIVER];
 	struct exit_counts before, after;
@@ -353,7 +353,7 @@ static void destroy_vm(void)
 static void run_case(int idx)
 {
 	const struct wake_case *c = &cases[idx];
-	uint32_t want = 0;
+	u32 want = 0;
 	bool ok = true;
 	int round;
 

@@ -63,18 +63,18 @@
 #define MAX_VALUES	160
 
 /* vCPU 0 writes; ID 1 is in its logical cluster, ID 16 in cluster 1. */
-static const uint32_t apic_ids[NR_VCPUS] = { 0, 1, 16 };
+static const u32 apic_ids[NR_VCPUS] = { 0, 1, 16 };
 
 enum { OP_SEND, OP_DRAIN };
 
 /* Host -> guest, written while every vCPU is parked. */
-static uint32_t guest_op[NR_VCPUS];
-static uint32_t fence_spins;	/* FENCE_SPINS, set by the host */
-static uint64_t icr_to_write;
+static u32 guest_op[NR_VCPUS];
+static u32 fence_spins;	/* FENCE_SPINS, set by the host */
+static u64 icr_to_write;
 /* Guest -> host: the errors the last write logged in the ESR. */
-static uint32_t esr[NR_VCPUS];
+static u32 esr[NR_VCPUS];
 
-static void guest_send(uint32_t me)
+static void guest_send(u32 me)
 {
 	/* An ESR write latches the errors logged since the previous one. */
 	x2apic_write_reg(APIC_ESR, 0);
@@ -83,7 +83,7 @@ static void guest_send(uint32_t me)
 	esr[me] = x2apic_read_reg(APIC_ESR);
 }
 
-static void guest_main(uint32_t me)
+static void guest_main(u32 me)
 {
 	x2apic_enable();
 	for (;;) {
@@ -125,7 +125,7 @@ static const char * const class_names[NR_CLASSES] = {
 };
 
 struct hostile_value {
-	uint64_t icr;
+	u64 icr;
 	enum hostile_class class;
 };
 
@@ -159,7 +159,7 @@ static void add_reserved(void)
 {
 	static const struct {
 		enum hostile_class class;
-		uint64_t mask;
+		u64 mask;
 	} fields[] = {
 		{ CLASS_RSVD_13, 1ULL << 13 },
 		{ CLASS_RSVD_16_17, 3ULL << 16 },
@@ -195,7 +195,7 @@ static void add_reserved(void)
  */
 static void add_illegal_vectors(void)
 {
-	static const uint8_t some[] = { 0x00, 0x02, 0x0f };
+	static const u8 some[] = { 0x00, 0x02, 0x0f };
 	static const struct icr dests[] = {
 		{ .logical = true, .dest = 0x3 },	/* IDs 0 and 1 */
 		{ .logical = true, .dest = 0x10001 },	/* ID 16 */
@@ -284,8 +284,8 @@ static void add_deasserts(void)
 /* Physical IDs and logical clusters that no vCPU has. */
 static void add_absent(void)
 {
-	static const uint32_t phys[] = { 2, 0xf, 0xff, 0x100, 0xfffffffe };
-	static const uint32_t logical[] = { 0x20, 0x20001, 0xffff0001, 0xfffeffff };
+	static const u32 phys[] = { 2, 0xf, 0xff, 0x100, 0xfffffffe };
+	static const u32 logical[] = { 0x20, 0x20001, 0xffff0001, 0xfffeffff };
 	static const enum icr_delivery_mode modes[] = {
 		ICR_DM_FIXED, ICR_DM_LOWEST, ICR_DM_NMI, ICR_DM_INIT
 	};
@@ -355,15 +355,15 @@ static const char * const way_prefixes[NR_WAYS] = {
 
 /* What one write did. */
 struct outcome {
-	uint64_t before;	/* the ICR before the write */
-	uint64_t readback;	/* and after it (guest RDMSR or KVM_GET_MSRS) */
-	uint64_t lapic_icr;	/* KVM_GET_LAPIC's ICR2:ICR after KVM_SET_LAPIC */
-	uint64_t hits;		/* the fastpath stat's rise: not compared */
+	u64 before;	/* the ICR before the write */
+	u64 readback;	/* and after it (guest RDMSR or KVM_GET_MSRS) */
+	u64 lapic_icr;	/* KVM_GET_LAPIC's ICR2:ICR after KVM_SET_LAPIC */
+	u64 hits;		/* the fastpath stat's rise: not compared */
 	int result;		/* guest: the fault vector; host: the ioctl's */
-	uint32_t esr;		/* guest only */
-	uint32_t got[NR_VCPUS];	/* the IPI handled, per vCPU (NMIs for NMI) */
-	uint32_t stray;		/* every other interrupt or NMI handled */
-	uint32_t stuck[NR_VCPUS]; /* IRR bits still set after the drain */
+	u32 esr;		/* guest only */
+	u32 got[NR_VCPUS];	/* the IPI handled, per vCPU (NMIs for NMI) */
+	u32 stray;		/* every other interrupt or NMI handled */
+	u32 stuck[NR_VCPUS]; /* IRR bits still set after the drain */
 };
 
 enum { RUN_ON, RUN_OFF, NR_RUNS };
@@ -374,8 +374,8 @@ static struct outcome outcomes[NR_RUNS][MAX_VALUES][NR_WAYS];
 static struct kvm_vm *vm;
 static struct kvm_vcpu *vcpus[NR_VCPUS];
 static struct ipi_round round;
-static uint32_t *host_op, *host_esr;
-static uint64_t *host_icr;
+static u32 *host_op, *host_esr;
+static u64 *host_icr;
 static struct ipi_platform platform;
 static bool have_stat;
 /* Why the table does not run again with the fastpath off, or NULL. */
@@ -393,7 +393,7 @@ static void run_to_sync(int i)
  * forever: stop with the reason instead (getting the MP state makes KVM
  * take a pending INIT).
  */
-static void assert_not_reset(int i, uint64_t icr)
+static void assert_not_reset(int i, u64 icr)
 {
 	struct kvm_mp_state mp;
 	struct kvm_sregs sregs;
@@ -405,15 +405,15 @@ static void assert_not_reset(int i, uint64_t icr)
 		    icr, apic_ids[i], mp.mp_state, sregs.cs.selector);
 }
 
-static uint32_t lapic_reg(struct kvm_lapic_state *s, unsigned int reg)
+static u32 lapic_reg(struct kvm_lapic_state *s, unsigned int reg)
 {
-	uint32_t val;
+	u32 val;
 
 	memcpy(&val, &s->regs[reg], sizeof(val));
 	return val;
 }
 
-static void set_lapic_reg(struct kvm_lapic_state *s, unsigned int reg, uint32_t val)
+static void set_lapic_reg(struct kvm_lapic_state *s, unsigned int reg, u32 val)
 {
 	memcpy(&s->regs[reg], &val, sizeof(val));
 }
@@ -438,7 +438,7 @@ static void collect_stuck(int i, struct outcome *o)
 }
 
 /* Every vCPU handles what the write left pending; count what each handled. */
-static void drain_all(uint64_t icr, struct outcome *o)
+static void drain_all(u64 icr, struct outcome *o)
 {
 	struct ipi_tally before[NR_VCPUS];
 	int i;
@@ -462,14 +462,14 @@ static void drain_all(uint64_t icr, struct outcome *o)
 		collect_stuck(i, o);
 }
 
-static uint64_t hits_now(void)
+static u64 hits_now(void)
 {
 	return ipi_fastpath_hits(vcpus[SENDER], have_stat);
 }
 
-static void write_by_guest(uint64_t icr, struct outcome *o)
+static void write_by_guest(u64 icr, struct outcome *o)
 {
-	uint64_t start = hits_now();
+	u64 start = hits_now();
 
 	*host_icr = icr;
 	host_op[SENDER] = OP_SEND;
@@ -480,9 +480,9 @@ static void write_by_guest(uint64_t icr, struct outcome *o)
 	o->esr = host_esr[SENDER];
 }
 
-static void write_by_set_msrs(uint64_t icr, struct outcome *o)
+static void write_by_set_msrs(u64 icr, struct outcome *o)
 {
-	uint64_t start = hits_now();
+	u64 start = hits_now();
 
 	o->result = _vcpu_set_msr(vcpus[SENDER], ICR_MSR, icr);
 	o->hits = hits_now() - start;
@@ -490,9 +490,9 @@ static void write_by_set_msrs(uint64_t icr, struct outcome *o)
 }
 
 /* In x2APIC mode userspace sees the ICR as ICR (low) and ICR2 (high). */
-static void write_by_set_lapic(uint64_t icr, struct outcome *o)
+static void write_by_set_lapic(u64 icr, struct outcome *o)
 {
-	uint64_t start = hits_now();
+	u64 start = hits_now();
 	struct kvm_lapic_state s;
 
 	vcpu_ioctl(vcpus[SENDER], KVM_GET_LAPIC, &s);
@@ -501,11 +501,11 @@ static void write_by_set_lapic(uint64_t icr, struct outcome *o)
 	o->result = __vcpu_ioctl(vcpus[SENDER], KVM_SET_LAPIC, &s);
 	o->hits = hits_now() - start;
 	vcpu_ioctl(vcpus[SENDER], KVM_GET_LAPIC, &s);
-	o->lapic_icr = lapic_reg(&s, APIC_ICR) | (uint64_t)lapic_reg(&s, APIC_ICR2) << 32;
+	o->lapic_icr = lapic_reg(&s, APIC_ICR) | (u64)lapic_reg(&s, APIC_ICR2) << 32;
 	o->readback = vcpu_get_msr(vcpus[SENDER], ICR_MSR);
 }
 
-static void write_one(enum way way, uint64_t icr, struct outcome *o)
+static void write_one(enum way way, u64 icr, struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->before = vcpu_get_msr(vcpus[SENDER], ICR_MSR);
@@ -572,7 +572,7 @@ enum kvm_deviation {
  * Which deviation KVM is known to show for @icr; for DEV_IRR, @legal is who
  * the same IPI with a legal vector reaches.
  */
-static enum kvm_deviation known_deviation(uint64_t icr, struct ipi_expectation *legal)
+static enum kvm_deviation known_deviation(u64 icr, struct ipi_expectation *legal)
 {
 	struct icr d = icr_decode(icr);
 
@@ -588,7 +588,7 @@ static enum kvm_deviation known_deviation(uint64_t icr, struct ipi_expectation *
 }
 
 /* Did the write do exactly what KVM is known to do instead of the SDM's? */
-static bool deviated_as_known(uint64_t icr, const struct outcome *o)
+static bool deviated_as_known(u64 icr, const struct outcome *o)
 {
 	struct ipi_expectation legal;
 	struct outcome in_irr = {};
@@ -631,7 +631,7 @@ static void __printf(3, 4) add_why(char *why, size_t size, const char *fmt, ...)
  * Append "handled ..., want ..." to @why if the recipients are wrong, unless
  * they are what KVM is known to do: then count it in @deviated.
  */
-static void check_received(uint64_t icr, const struct ipi_expectation *e,
+static void check_received(u64 icr, const struct ipi_expectation *e,
 			   const struct outcome *o, char *why, size_t size,
 			   unsigned int *deviated)
 {
@@ -653,7 +653,7 @@ static void check_received(uint64_t icr, const struct ipi_expectation *e,
 }
 
 /* The guest's write: the SDM, through the oracle.  Sets @why if wrong. */
-static void check_guest(uint64_t icr, const struct outcome *o, char *why, size_t size,
+static void check_guest(u64 icr, const struct outcome *o, char *why, size_t size,
 			unsigned int *deviated)
 {
 	struct ipi_expectation e = ipi_expect(icr, SENDER, apic_ids, NR_VCPUS);
@@ -665,7 +665,7 @@ static void check_guest(uint64_t icr, const struct outcome *o, char *why, size_t
 	if (o->readback != (gp ? o->before : icr))
 		add_why(why, size, "ICR 0x%lx, 0x%lx before", o->readback, o->before);
 	check_received(icr, &e, o, why, size, deviated);
-	if (!ipi_path_unprovable(&platform, have_stat) && o->hits != (uint64_t)want_hits)
+	if (!ipi_path_unprovable(&platform, have_stat) && o->hits != (u64)want_hits)
 		add_why(why, size, "fastpath +%lu, want +%d", o->hits, want_hits);
 }
 
@@ -674,7 +674,7 @@ static void check_guest(uint64_t icr, const struct outcome *o, char *why, size_t
  * must fault, else stored and sent as the oracle says or, where it has no
  * answer, as the guest's write of the value (@g) was.
  */
-static void check_set_msrs(uint64_t icr, const struct outcome *o,
+static void check_set_msrs(u64 icr, const struct outcome *o,
 			   const struct outcome *g, char *why, size_t size,
 			   unsigned int *deviated)
 {
@@ -698,7 +698,7 @@ static void check_set_msrs(uint64_t icr, const struct outcome *o,
 }
 
 /* KVM_SET_LAPIC restores state: stored whatever it is, nothing sent. */
-static void check_set_lapic(uint64_t icr, const struct outcome *o, char *why, size_t size)
+static void check_set_lapic(u64 icr, const struct outcome *o, char *why, size_t size)
 {
 	char got[128];
 
@@ -739,7 +739,7 @@ static void report_esr(int run)
 	char name[96];
 
 	for (v = 0; v < nr_values; v++) {
-		uint64_t icr = values[v].icr;
+		u64 icr = values[v].icr;
 		bool set = outcomes[run][v][BY_GUEST].esr & ESR_SEND_ILLEGAL_VECTOR;
 
 		if (icr & X2APIC_ICR_RESERVED)
@@ -770,7 +770,7 @@ static void report_run(int run)
 	unsigned int v, c, w;
 
 	for (v = 0; v < nr_values; v++) {
-		uint64_t icr = values[v].icr;
+		u64 icr = values[v].icr;
 		struct outcome *o = outcomes[run][v];
 
 		c = values[v].class;
@@ -865,7 +865,7 @@ static void create_vm(void)
 {
 	int i;
 
-	uint8_t vectors[256 - FIRST_IRQ];
+	u8 vectors[256 - FIRST_IRQ];
 
 	vm = vm_create(NR_VCPUS);
 	for (i = 0; i < NR_VCPUS; i++) {

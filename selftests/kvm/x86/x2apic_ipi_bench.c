@@ -47,27 +47,27 @@ enum { RX_HALT, RX_POLL, RX_EXIT };
 static const char * const rx_names[] = { "halted", "polling" };
 
 struct sample {
-	uint64_t write, latency, rtt;
+	u64 write, latency, rtt;
 };
 
 /* Host -> guest, set while the sender is parked. */
 static bool xapic;
-static uint64_t ping_icr, pong_icr;
-static uint64_t wake_icr;	/* a fixed IPI to the receiver, whatever the case */
-static uint32_t nr_samples;
-static uint32_t rx_mode;
+static u64 ping_icr, pong_icr;
+static u64 wake_icr;	/* a fixed IPI to the receiver, whatever the case */
+static u32 nr_samples;
+static u32 rx_mode;
 /* Guest -> host. */
-static uint64_t t_received, t_ponged;
-static uint32_t pongs;
-static uint32_t rx_ready;
+static u64 t_received, t_ponged;
+static u32 pongs;
+static u32 rx_ready;
 static struct sample samples[MAX_SAMPLES];
 
 /* Host CPUs for the sender and the receiver; the receiver's is -1 on one CPU. */
 static int cpu_of[2] = { -1, -1 };
 
-static uint64_t tsc(void)
+static u64 tsc(void)
 {
-	uint64_t t;
+	u64 t;
 
 	asm volatile("lfence");
 	t = rdtsc();
@@ -75,11 +75,11 @@ static uint64_t tsc(void)
 	return t;
 }
 
-static void send(uint64_t icr)
+static void send(u64 icr)
 {
 	if (xapic) {
 		xapic_write_reg(APIC_ICR2, icr >> 32);
-		xapic_write_reg(APIC_ICR, (uint32_t)icr);
+		xapic_write_reg(APIC_ICR, (u32)icr);
 	} else {
 		wrmsr(APIC_BASE_MSR + (APIC_ICR >> 4), icr);
 	}
@@ -145,8 +145,8 @@ static void receiver_code(void)
 
 static void one_ping(struct sample *s)
 {
-	uint32_t before = READ_ONCE(pongs);
-	uint64_t t0, t1;
+	u32 before = READ_ONCE(pongs);
+	u64 t0, t1;
 
 	t0 = tsc();
 	send(ping_icr);
@@ -161,7 +161,7 @@ static void one_ping(struct sample *s)
 static void sender_code(void)
 {
 	struct sample warm;
-	uint32_t i;
+	u32 i;
 
 	enable_apic();
 	asm volatile("cli");
@@ -209,21 +209,21 @@ enum { M_WRITE, M_LATENCY, M_RTT, NR_METRICS };
 static const char * const metric_names[] = { "write", "latency", "rtt" };
 
 struct stats {
-	uint64_t min, median, p90, p99;
+	u64 min, median, p90, p99;
 };
 
 static struct stats results[NR_CASES][2][NR_METRICS];
-static uint32_t n_samples = 1000;
+static u32 n_samples = 1000;
 static bool raw;
 
 static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static struct stats stats_of(uint64_t *v, uint32_t n)
+static struct stats stats_of(u64 *v, u32 n)
 {
 	struct stats s;
 
@@ -235,7 +235,7 @@ static struct stats stats_of(uint64_t *v, uint32_t n)
 	return s;
 }
 
-static void sender_run(struct kvm_vcpu *vcpu, uint64_t want)
+static void sender_run(struct kvm_vcpu *vcpu, u64 want)
 {
 	vcpu_run(vcpu);
 	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpu, NULL), want);
@@ -244,7 +244,7 @@ static void sender_run(struct kvm_vcpu *vcpu, uint64_t want)
 /* The ping of @bc to the receiver, and its pong back to the sender. */
 static void set_icrs(const struct bench_case *bc, bool xapic_mode)
 {
-	uint64_t fixed = APIC_DM_FIXED | APIC_INT_ASSERT;
+	u64 fixed = APIC_DM_FIXED | APIC_INT_ASSERT;
 
 	switch (bc->kind) {
 	case PING_LOGICAL:
@@ -270,7 +270,7 @@ static void set_icrs(const struct bench_case *bc, bool xapic_mode)
 
 static void wait_receiver_ready(struct kvm_vm *vm)
 {
-	uint32_t *ready = addr_gva2hva(vm, (gva_t)&rx_ready);
+	u32 *ready = addr_gva2hva(vm, (gva_t)&rx_ready);
 	struct timespec start;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -286,7 +286,7 @@ static void bench_vm(bool xapic_mode)
 {
 	struct kvm_vcpu *sender, *receiver;
 	struct sample *guest_samples;
-	uint64_t *v = calloc(n_samples, sizeof(*v));
+	u64 *v = calloc(n_samples, sizeof(*v));
 	struct vcpu_thread receiver_thread;
 	struct kvm_vm *vm;
 	int c, rx, m, i;
@@ -335,7 +335,7 @@ static void bench_vm(bool xapic_mode)
 		sync_global_to_guest(vm, nr_samples);
 
 		for (rx = RX_HALT; rx <= RX_POLL; rx++) {
-			WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&rx_mode), rx);
+			WRITE_ONCE(*(u32 *)addr_gva2hva(vm, (gva_t)&rx_mode), rx);
 			printf("# running: %s, receiver %s\n", bc->name, rx_names[rx]);
 			fflush(stdout);
 			sender_run(sender, UCALL_SYNC);
@@ -356,7 +356,7 @@ static void bench_vm(bool xapic_mode)
 	if (ipi_fastpath_switch_available())
 		ipi_fastpath_switch_set(true);
 
-	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&rx_mode), RX_EXIT);
+	WRITE_ONCE(*(u32 *)addr_gva2hva(vm, (gva_t)&rx_mode), RX_EXIT);
 	sender_run(sender, UCALL_DONE);
 	TEST_ASSERT(vcpu_thread_stopped_within(&receiver_thread, RECEIVER_EXIT_SECONDS) &&
 		    receiver_thread.ucall == UCALL_DONE, "the receiver did not finish");

@@ -49,9 +49,9 @@
 #define WAIT_SECONDS	(30 * test_time_scale())	/* guest seconds, any one wait */
 
 /* Two vCPUs in logical cluster 0 and two in cluster 1. */
-static const uint32_t apic_ids[NR_VCPUS] = { 0, 1, 16, 17 };
+static const u32 apic_ids[NR_VCPUS] = { 0, 1, 16, 17 };
 /* xAPIC flat-model logical IDs (LDR bits 31:24); bit 4 is nobody's. */
-static const uint8_t flat_ldr[NR_VCPUS] = { 0x01, 0x02, 0x04, 0x08 };
+static const u8 flat_ldr[NR_VCPUS] = { 0x01, 0x02, 0x04, 0x08 };
 #define FLAT_NOBODY	0x10
 
 #define XAPIC_LDR	0xd0
@@ -63,13 +63,13 @@ enum { OP_IDLE, OP_SEND, OP_TO_XAPIC, OP_EXIT };
 
 /* Host -> guest, written only while every vCPU is parked. */
 struct guest_cmd {
-	uint32_t op;
-	uint64_t icr;
+	u32 op;
+	u64 icr;
 };
 
 static struct guest_cmd cmd[NR_VCPUS];
 
-static void guest_main(uint32_t me)
+static void guest_main(u32 me)
 {
 	x2apic_enable();
 
@@ -85,7 +85,7 @@ static void guest_main(uint32_t me)
 		case OP_TO_XAPIC:
 			xapic_enable();
 			xapic_write_reg(XAPIC_DFR, XAPIC_DFR_FLAT);
-			xapic_write_reg(XAPIC_LDR, (uint32_t)flat_ldr[me] << 24);
+			xapic_write_reg(XAPIC_LDR, (u32)flat_ldr[me] << 24);
 			break;
 		case OP_IDLE:
 			guest_ipi_idle_until_fenced();
@@ -103,7 +103,7 @@ struct vcpu_ctl {
 	struct vcpu_thread t;
 	struct kvm_regs first_regs;	/* to restart it after INIT / SIPI */
 	struct kvm_sregs first_sregs;
-	uint64_t icr;		/* its ICR as last written without fault */
+	u64 icr;		/* its ICR as last written without fault */
 };
 
 static struct kvm_vm *vm;
@@ -129,7 +129,7 @@ static void wait_stop(int i, const char *what)
 		    strerror(ctl[i].t.run_errno));
 }
 
-static void wait_sync(int i, uint64_t want, const char *what)
+static void wait_sync(int i, u64 want, const char *what)
 {
 	wait_stop(i, what);
 	TEST_ASSERT(ctl[i].t.ucall == UCALL_SYNC && ctl[i].t.uc.args[1] == want,
@@ -150,7 +150,7 @@ static void wait_parked(int i)
 
 enum group_kind { KIND_PHYSICAL, KIND_LOGICAL, KIND_SHORTHAND, NR_KINDS };
 static const char * const kind_names[] = { "physical", "logical", "shorthand" };
-static const uint64_t modes[] = { APIC_DM_FIXED, APIC_DM_LOWEST, APIC_DM_NMI };
+static const u64 modes[] = { APIC_DM_FIXED, APIC_DM_LOWEST, APIC_DM_NMI };
 static const char * const mode_names[] = { "fixed", "lowest-priority", "nmi" };
 #define NR_MODES ARRAY_SIZE(modes)
 
@@ -165,7 +165,7 @@ struct group {
 
 /* Modes that disturb their target: sent only to vCPUs parked in the host. */
 enum { DIS_SMI, DIS_INIT, DIS_SIPI, NR_DISRUPTIVE };
-static const uint64_t dis_modes[] = { APIC_DM_SMI, APIC_DM_INIT, APIC_DM_STARTUP | SIPI_VECTOR };
+static const u64 dis_modes[] = { APIC_DM_SMI, APIC_DM_INIT, APIC_DM_STARTUP | SIPI_VECTOR };
 static const char * const dis_names[] = { "smi", "init", "startup" };
 
 /*
@@ -182,10 +182,10 @@ static struct group groups[NR_GROUPS];
 
 /* What each round did, per run: the differential run compares them. */
 struct outcome {
-	uint64_t icr;
-	uint64_t got_set;
-	uint64_t readback;
-	uint32_t fault;
+	u64 icr;
+	u64 got_set;
+	u64 readback;
+	u32 fault;
 	int sender;
 	bool defined;
 };
@@ -236,12 +236,12 @@ static void init_groups(void)
  * Check one round's observations; returns the set of vCPUs that received
  * the IPI and sets *outcome_ok.
  */
-static uint64_t check_outcome(uint64_t icr, int s, const struct ipi_expectation *e,
+static u64 check_outcome(u64 icr, int s, const struct ipi_expectation *e,
 			      const struct ipi_tally *before, bool *outcome_ok,
 			      char *why, size_t size)
 {
-	uint32_t got[NR_VCPUS], other;
-	uint64_t got_set = 0;
+	u32 got[NR_VCPUS], other;
+	u64 got_set = 0;
 	int i;
 
 	ipi_round_collect(&round, icr, before, got, &other);
@@ -290,7 +290,7 @@ static uint64_t check_outcome(uint64_t icr, int s, const struct ipi_expectation 
 	return got_set;
 }
 
-static void record_outcome(int s, uint64_t icr, uint64_t got_set,
+static void record_outcome(int s, u64 icr, u64 got_set,
 			   const struct ipi_expectation *e)
 {
 	struct outcome *o = &outcomes[run][total_rounds - 1];
@@ -305,9 +305,9 @@ static void record_outcome(int s, uint64_t icr, uint64_t got_set,
 }
 
 /* Account one round in its group; report it if its path or outcome is wrong. */
-static void finish_round(unsigned int group, int s, uint64_t icr,
-			 const struct ipi_expectation *e, int want_hits, uint64_t hits,
-			 uint64_t got_set, bool outcome_ok, const char *why)
+static void finish_round(unsigned int group, int s, u64 icr,
+			 const struct ipi_expectation *e, int want_hits, u64 hits,
+			 u64 got_set, bool outcome_ok, const char *why)
 {
 	struct group *g = &groups[group];
 	char text[128], got_s[64], want_s[64];
@@ -319,7 +319,7 @@ static void finish_round(unsigned int group, int s, uint64_t icr,
 	total_hits += hits;
 	if (!ipi_path_unprovable(&platform, have_stat)) {
 		g->path_checked++;
-		path_ok = hits == (uint64_t)want_hits;
+		path_ok = hits == (u64)want_hits;
 	}
 	if (e->fate != IPI_FATE_UNDEFINED)
 		g->outcome_checked++;
@@ -333,7 +333,7 @@ static void finish_round(unsigned int group, int s, uint64_t icr,
 		return;
 	g->path_failed += !path_ok;
 	g->outcome_failed += !outcome_ok;
-	icr_format(xapic_phase ? (uint32_t)icr | (icr >> XAPIC_DEST_SHIFT) << 32 : icr,
+	icr_format(xapic_phase ? (u32)icr | (icr >> XAPIC_DEST_SHIFT) << 32 : icr,
 		   text, sizeof(text));
 	ipi_format_vcpus(got_set, apic_ids, NR_VCPUS, got_s, sizeof(got_s));
 	ipi_format_vcpus(e->targets, apic_ids, NR_VCPUS, want_s, sizeof(want_s));
@@ -352,21 +352,21 @@ static void finish_round(unsigned int group, int s, uint64_t icr,
  * such write does exactly that, and fails once one does anything else, the
  * SDM's answer included (then drop the mark).
  */
-static bool known_deviation(uint64_t icr, const struct ipi_expectation *e,
+static bool known_deviation(u64 icr, const struct ipi_expectation *e,
 			    struct ipi_expectation *kvm)
 {
 	struct icr d = icr_decode(icr);
 
 	if (!xapic_phase || d.mode != ICR_DM_LOWEST || d.logical ||
 	    d.shorthand != ICR_SH_NONE || icr_illegal_vector(icr) ||
-	    (uint8_t)(icr >> XAPIC_DEST_SHIFT) != XAPIC_BROADCAST)
+	    (u8)(icr >> XAPIC_DEST_SHIFT) != XAPIC_BROADCAST)
 		return false;
 	*kvm = *e;
 	kvm->fate = IPI_FATE_EACH;
 	return true;
 }
 
-static void round_one(int s, uint64_t icr, unsigned int group)
+static void round_one(int s, u64 icr, unsigned int group)
 {
 	struct ipi_expectation e = xapic_phase ?
 		ipi_expect_xapic(icr, s, apic_ids, flat_ldr, NR_VCPUS) :
@@ -375,7 +375,7 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 	int want_hits = xapic_phase ? 0 : icr_expected_fastpath_hits(icr, &platform);
 	struct ipi_tally before[NR_VCPUS];
 	struct ipi_expectation kvm;
-	uint64_t hits, got_set;
+	u64 hits, got_set;
 	bool outcome_ok, as_known;
 	char why[64], kvm_why[64];
 	int i;
@@ -414,14 +414,14 @@ static void round_one(int s, uint64_t icr, unsigned int group)
 /* Every ICR value the vCPU at index @s sends, tagged with its group. */
 static void run_sender(int s)
 {
-	static const uint64_t shorthands[] = {
+	static const u64 shorthands[] = {
 		APIC_DEST_SELF, APIC_DEST_ALLINC, APIC_DEST_ALLBUT
 	};
-	static const uint64_t reserved[] = {
+	static const u64 reserved[] = {
 		1ULL << 13, 1ULL << 16, 1ULL << 17, 1ULL << 20, 1ULL << 31,
 	};
-	uint32_t phys[NR_VCPUS + 2], logical[NR_VCPUS + 4];
-	uint32_t other = apic_ids[(s + 1) % NR_VCPUS];
+	u32 phys[NR_VCPUS + 2], logical[NR_VCPUS + 4];
+	u32 other = apic_ids[(s + 1) % NR_VCPUS];
 	int m, l, i, nphys = 0, nlog = 0;
 	bool x = xapic_phase;
 
@@ -445,7 +445,7 @@ static void run_sender(int s)
 
 	for (m = 0; m < NR_MODES; m++) {
 		for (l = 0; l < 2; l++) {
-			uint64_t base = modes[m] | APIC_INT_ASSERT | TEST_VECTOR |
+			u64 base = modes[m] | APIC_INT_ASSERT | TEST_VECTOR |
 					(l ? APIC_INT_LEVELTRIG : 0);
 
 			for (i = 0; i < nphys; i++)
@@ -522,12 +522,12 @@ static void restart(int i)
  * in the host, so the event stays latched there for the host to see.  For
  * SIPI the others wait for it (KVM_MP_STATE_INIT_RECEIVED) first.
  */
-static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
+static void round_disruptive(int s, int mode, u64 icr, unsigned int group)
 {
 	struct ipi_expectation e = ipi_expect(icr, s, apic_ids, NR_VCPUS);
 	int want_hits = icr_expected_fastpath_hits(icr, &platform);
 	struct kvm_mp_state wait_for_sipi = { KVM_MP_STATE_INIT_RECEIVED };
-	uint64_t hits, got_set = 0;
+	u64 hits, got_set = 0;
 	bool outcome_ok;
 	char why[64];
 	int i;
@@ -574,12 +574,12 @@ static void round_disruptive(int s, int mode, uint64_t icr, unsigned int group)
 /* SMI, INIT and SIPI from vCPU @s, to destinations that leave @s out. */
 static void run_disruptive_sender(int s)
 {
-	uint32_t pair = s < 2 ? x2apic_logical_id(apic_ids[2]) | x2apic_logical_id(apic_ids[3]) :
+	u32 pair = s < 2 ? x2apic_logical_id(apic_ids[2]) | x2apic_logical_id(apic_ids[3]) :
 			x2apic_logical_id(apic_ids[0]) | x2apic_logical_id(apic_ids[1]);
 	int m, i;
 
 	for (m = 0; m < NR_DISRUPTIVE; m++) {
-		uint64_t base = dis_modes[m] | APIC_INT_ASSERT;
+		u64 base = dis_modes[m] | APIC_INT_ASSERT;
 
 		if (groups[GROUP_DISRUPTIVE(m, 0)].skip)
 			continue;
@@ -669,7 +669,7 @@ static void report_groups(void)
  */
 static void report_shadow(void)
 {
-	uint32_t n = 0;
+	u32 n = 0;
 	int i;
 
 	for (i = 0; i < NR_VCPUS; i++) {
@@ -683,7 +683,7 @@ static void report_shadow(void)
 
 static void run_matrix(void)
 {
-	static const uint8_t vectors[] = { TEST_VECTOR, LOW_VECTOR };
+	static const u8 vectors[] = { TEST_VECTOR, LOW_VECTOR };
 	char desc[192];
 	int i;
 
