@@ -30,6 +30,12 @@ struct vcpu_thread {
 	bool quit;
 };
 
+/*
+ * The ucall @vcpu stopped at, UCALL_SYNC or UCALL_DONE, into @uc if not
+ * NULL; a guest assert or any other exit fails the test.
+ */
+u64 vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc);
+
 void vcpu_thread_start(struct vcpu_thread *t, struct kvm_vcpu *vcpu);
 
 /*

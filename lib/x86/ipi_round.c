@@ -4,8 +4,7 @@
  */
 #include "kvm_util.h"
 #include "apic.h"
-#include "guest_hva.h"
-#include "guest_idle.h"
+#include "processor.h"
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_round.h"
@@ -49,8 +48,6 @@ static void guest_ipi_isr(struct ex_regs *regs)
 		xapic_write_reg(APIC_EOI, 0);
 	else
 		x2apic_write_reg(APIC_EOI, 0);
-	if (guest_idle_step_over_hlt(regs))
-		WRITE_ONCE(t->in_shadow, t->in_shadow + 1);
 }
 
 static void guest_ipi_nmi(struct ex_regs *regs)
@@ -58,8 +55,6 @@ static void guest_ipi_nmi(struct ex_regs *regs)
 	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
 
 	WRITE_ONCE(t->nmis, t->nmis + 1);
-	if (guest_idle_step_over_hlt(regs))
-		WRITE_ONCE(t->in_shadow, t->in_shadow + 1);
 }
 
 static bool guest_fenced(u32 me)
@@ -72,9 +67,11 @@ void guest_ipi_idle_until_fenced(void)
 {
 	u32 me = guest_ipi_index();
 
-	asm volatile("cli");
-	while (!guest_fenced(me))
-		guest_idle_once();
+	cli();
+	while (!guest_fenced(me)) {
+		safe_halt();
+		cli();
+	}
 }
 
 void guest_ipi_drain(u32 windows)
@@ -82,7 +79,7 @@ void guest_ipi_drain(u32 windows)
 	u32 me = guest_ipi_index();
 
 	while (!guest_fenced(me) && windows--)
-		guest_irq_window();
+		sti_nop_cli();
 }
 
 void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
@@ -95,9 +92,9 @@ void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
 	r->vm = vm;
 	r->nr_vcpus = nr_vcpus;
 	r->ids = ids;
-	r->tally = guest_hva(vm, ipi_tally, sizeof(ipi_tally));
-	r->fences_due = guest_hva(vm, ipi_fences_due, sizeof(ipi_fences_due));
-	r->xapic = guest_hva(vm, &ipi_xapic, sizeof(ipi_xapic));
+	r->tally = addr_gva2hva(vm, (gva_t)ipi_tally);
+	r->fences_due = addr_gva2hva(vm, (gva_t)ipi_fences_due);
+	r->xapic = addr_gva2hva(vm, (gva_t)&ipi_xapic);
 	for (i = 0; i < nr_vcpus; i++) {
 		TEST_ASSERT(ids[i] < 256, "APIC ID 0x%x above 0xff", ids[i]);
 		ipi_index_of_id[ids[i]] = i;
@@ -129,7 +126,7 @@ void ipi_round_collect(const struct ipi_round *r, u64 icr,
 		       const struct ipi_tally *before, u32 *got,
 		       u32 *other)
 {
-	struct icr d = icr_decode(icr);
+	struct icr_fields d = icr_decode(icr);
 	bool nmi = d.mode == ICR_DM_NMI;
 	unsigned int i, v;
 

@@ -63,7 +63,7 @@ enum icr_shorthand {
 	ICR_SH_ALL_BUT_SELF = 3,
 };
 
-struct icr {
+struct icr_fields {
 	u8 vector;
 	enum icr_delivery_mode mode;
 	bool logical;
@@ -74,8 +74,8 @@ struct icr {
 	u64 reserved;	/* the reserved bits that are set */
 };
 
-struct icr icr_decode(u64 raw);
-u64 icr_encode(const struct icr *icr);
+struct icr_fields icr_decode(u64 raw);
+u64 icr_encode(const struct icr_fields *icr);
 
 /* E.g. "fixed physical dest=0x2 shorthand=none edge vector=0x40". */
 int icr_format(u64 raw, char *buf, size_t size);
@@ -92,91 +92,49 @@ bool icr_illegal_vector(u64 raw);
 /* The logical ID an x2APIC derives from its ID: cluster << 16 | 1 << (id & 15). */
 u32 x2apic_logical_id(u32 x2apic_id);
 
-/*
- * Which ICR writes KVM completes in its fastpath, by kernel generation (the
- * running kernel's is learnt from its behaviour, ipi_policy_of_behaviour()):
- *
- *  - single-target (up to 6.17): a fixed IPI to one physical destination,
- *    without shorthand and not to the broadcast ID.
- *  - fast-delivery (6.18 to 7.1): any IPI that KVM can deliver through its
- *    map of the VM's APICs: every delivery mode, logical destinations and
- *    the self shorthand; not ALL or ALL-BUT-SELF, nor the broadcast ID.
- *  - fast-delivery-pmu-gate (7.2 and later): fast-delivery, but no write
- *    while the sender's mediated vPMU has a counter enabled, locally and
- *    globally, that counts instructions retired: the emulated WRMSR must
- *    then be counted (kvm_pmu_is_fastpath_emulation_allowed()).
- *
- * None completes a write that faults (reserved bits).  The map resolves
- * logical IDs only while every APIC enabled in IA32_APIC_BASE uses the same
- * logical model: one vCPU in xAPIC mode leaves logical IPIs to the slow
- * path.  A hardware-disabled APIC is not in the map; a software-disabled
- * one keeps its mode and IDs.
- */
-enum ipi_policy {
-	IPI_POLICY_SINGLE_TARGET,
-	IPI_POLICY_FAST_DELIVERY,
-	IPI_POLICY_FAST_DELIVERY_PMU_GATE,
-	NR_IPI_POLICIES,
-};
-
-/* "single-target", "fast-delivery" or "fast-delivery-pmu-gate" */
-const char *ipi_policy_name(enum ipi_policy policy);
-
-/* Does @policy take every IPI the APIC map can deliver (6.18 and later)? */
-bool ipi_policy_is_fast_delivery(enum ipi_policy policy);
-
-/* The policy of that name; false if there is none. */
-bool ipi_policy_parse(const char *name, enum ipi_policy *policy);
-
 /* The state of one vCPU's local APIC, as far as IPIs care. */
-enum apic_state {
-	APIC_STATE_X2APIC,		/* enabled, x2APIC mode */
-	APIC_STATE_XAPIC,		/* enabled, xAPIC mode */
-	APIC_STATE_SW_DISABLED,		/* x2APIC mode, SVR bit 8 clear */
-	APIC_STATE_HW_DISABLED,		/* IA32_APIC_BASE.EN clear */
+enum ipi_apic_state {
+	IPI_APIC_X2APIC,		/* enabled, x2APIC mode */
+	IPI_APIC_XAPIC,		/* enabled, xAPIC mode */
+	IPI_APIC_SW_DISABLED,		/* x2APIC mode, SVR bit 8 clear */
+	IPI_APIC_HW_DISABLED,		/* IA32_APIC_BASE.EN clear */
 };
 
 /* The VM-wide state: vCPU i has x2APIC ID @x2apic_ids[i]. */
-struct ipi_vm {
+struct ipi_vm_apics {
 	unsigned int nr_vcpus;
 	const u32 *x2apic_ids;
-	const enum apic_state *apic;	/* NULL: all APIC_STATE_X2APIC */
+	const enum ipi_apic_state *apic;	/* NULL: all IPI_APIC_X2APIC */
 	const bool *pmu_counts_instructions;	/* NULL: none counts */
 };
 
-/* Does @policy complete a guest write of @raw in the fastpath? */
-bool icr_takes_fastpath(u64 raw, enum ipi_policy policy);
+/* The rule this kernel's fastpath follows (ipi_oracle.c), in words. */
+#ifdef KVM_FASTPATH_SINGLE_TARGET
+#define ICR_FASTPATH_RULE	"single-target"
+#elif defined(KVM_FASTPATH_VPMU_GATE)
+#define ICR_FASTPATH_RULE	"fast-delivery, vPMU gate"
+#else
+#define ICR_FASTPATH_RULE	"fast-delivery"
+#endif
+
+/*
+ * Does this kernel's KVM complete a guest write of @raw in its fastpath?
+ * The rule is the kernel's (see ipi_oracle.c); none completes a write that
+ * faults (reserved bits).
+ */
+bool icr_takes_fastpath(u64 raw);
 
 /*
  * The same, written by vCPU @sender (in x2APIC mode) of the VM @vm (NULL:
  * every APIC enabled in x2APIC mode, no vPMU counting).
  */
-bool icr_takes_fastpath_in(u64 raw, unsigned int sender,
-			   enum ipi_policy policy, const struct ipi_vm *vm);
-
-/* A write a lone x2APIC vCPU made, and the path KVM took for it. */
-struct ipi_probe_write {
-	u64 icr;
-	bool pmu_counts_instructions;	/* while its vPMU counted instructions */
-	bool fast;			/* completed in the fastpath */
-};
-
-/*
- * The first policy, in enum order, that gives each of the @nr_writes writes
- * of the vCPU with x2APIC ID @x2apic_id the path it took; false if none.
- * Without a write made while the vPMU counted, fast-delivery and its vPMU
- * gate agree on everything, and the older is taken.
- */
-bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_writes,
-			     u32 x2apic_id, enum ipi_policy *policy);
+bool icr_takes_fastpath_in(u64 raw, unsigned int sender, const struct ipi_vm_apics *vm);
 
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
 	bool fastpath_possible;	/* this KVM on this CPU can run the fastpath */
-	bool fastpath_live;	/* ... and runs it now (kvm.x2apic_icr_fastpath) */
+	bool fastpath_live;	/* ... and runs it now */
 	bool ipi_virtualized;	/* IPIv / x2AVIC: some writes never exit */
-	bool policy_known;	/* probed, or forced by KVM_IPI_POLICY */
-	enum ipi_policy policy;	/* which writes the fastpath takes */
 };
 
 /*
@@ -188,7 +146,7 @@ int icr_expected_fastpath_hits(u64 raw, const struct ipi_platform *p);
 /* The same, written by vCPU @sender of @vm, as icr_takes_fastpath_in(). */
 int icr_expected_fastpath_hits_in(u64 raw, unsigned int sender,
 				  const struct ipi_platform *p,
-				  const struct ipi_vm *vm);
+				  const struct ipi_vm_apics *vm);
 
 enum ipi_fate {
 	IPI_FATE_GP,		/* the WRMSR faults, nothing is sent */
@@ -235,7 +193,7 @@ struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
  *    send no lowest-priority IPI whose candidates include it.
  */
 struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
-				     const struct ipi_vm *vm);
+				     const struct ipi_vm_apics *vm);
 
 /* Did the IPI land as @e says?  @got[i]: how many times vCPU i took it. */
 bool ipi_received_as(const struct ipi_expectation *e, const u32 *got,

@@ -22,7 +22,6 @@
 struct ipi_tally {
 	u32 irqs[256];	/* interrupts handled, per vector */
 	u32 nmis;
-	u32 in_shadow;	/* interrupts and NMIs taken inside STI's shadow */
 	u32 fault;		/* vector raised by the last guest_ipi_write(), or 0 */
 	u64 readback;	/* the ICR read right after it */
 };

@@ -12,7 +12,7 @@
  * vPMU where the state says so, and parks in the host for good; vCPU 0, in
  * x2APIC mode with interrupts off, then writes each ICR of a table once.
  * For every write the host checks against the oracle (ipi_oracle.h,
- * struct ipi_vm):
+ * struct ipi_vm_apics):
  *
  *  - path: the sender's x2apic_icr_fastpath_writes stat rose by what the
  *    running kernel's policy says for that write in that VM;
@@ -46,7 +46,7 @@ struct vm_state {
 	const char *name;
 	unsigned int nr_vcpus;
 	u32 ids[MAX_VCPUS];		/* vCPU ID = x2APIC ID */
-	enum apic_state apic[MAX_VCPUS];	/* 0: APIC_STATE_X2APIC */
+	enum ipi_apic_state apic[MAX_VCPUS];	/* 0: IPI_APIC_X2APIC */
 	bool counts_insns[MAX_VCPUS];		/* its vPMU counts instructions */
 };
 
@@ -54,11 +54,11 @@ struct vm_state {
 static const struct vm_state states[] = {
 	{ "all x2APIC, two clusters", 4, { 0, 1, 16, 17 } },
 	{ "one vCPU in xAPIC mode", 4, { 0, 1, 16, 17 },
-	  { [3] = APIC_STATE_XAPIC } },
+	  { [3] = IPI_APIC_XAPIC } },
 	{ "one APIC hardware-disabled", 4, { 0, 1, 16, 17 },
-	  { [3] = APIC_STATE_HW_DISABLED } },
+	  { [3] = IPI_APIC_HW_DISABLED } },
 	{ "one APIC software-disabled", 4, { 0, 1, 16, 17 },
-	  { [3] = APIC_STATE_SW_DISABLED } },
+	  { [3] = IPI_APIC_SW_DISABLED } },
 	{ "sparse x2APIC IDs up to 0x3fe", 4, { 0, 1, 0x2f1, 0x3fe } },
 	{ "a full 16-member cluster", 17,
 	  { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } },
@@ -107,14 +107,14 @@ static void guest_code(u32 apic_state, u32 count_insns)
 		guest_vpmu_count_instructions();
 	x2apic_enable();
 	switch (apic_state) {
-	case APIC_STATE_XAPIC:
+	case IPI_APIC_XAPIC:
 		xapic_enable();
 		break;
-	case APIC_STATE_SW_DISABLED:
+	case IPI_APIC_SW_DISABLED:
 		x2apic_write_reg(APIC_SPIV,
 				 x2apic_read_reg(APIC_SPIV) & ~APIC_SPIV_APIC_ENABLED);
 		break;
-	case APIC_STATE_HW_DISABLED:
+	case IPI_APIC_HW_DISABLED:
 		apic_disable();
 		break;
 	}
@@ -194,7 +194,7 @@ static bool took_and_clear(struct kvm_vcpu *vcpu, bool nmi)
 	return took;
 }
 
-static void run_write(const struct vm_state *s, const struct ipi_vm *vm,
+static void run_write(const struct vm_state *s, const struct ipi_vm_apics *vm,
 		      const struct icr_kind *k)
 {
 	u64 icr = icr_of(k, s), before, hits;
@@ -264,7 +264,7 @@ static const char *state_unsupported(const struct vm_state *s)
 
 static void run_state(const struct vm_state *s)
 {
-	const struct ipi_vm vm = {
+	const struct ipi_vm_apics vm = {
 		.nr_vcpus = s->nr_vcpus, .x2apic_ids = s->ids, .apic = s->apic,
 		.pmu_counts_instructions = s->counts_insns,
 	};

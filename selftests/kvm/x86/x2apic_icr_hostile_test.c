@@ -132,7 +132,7 @@ struct hostile_value {
 static struct hostile_value values[MAX_VALUES];
 static unsigned int nr_values;
 
-static void add(enum hostile_class class, const struct icr *icr)
+static void add(enum hostile_class class, const struct icr_fields *icr)
 {
 	TEST_ASSERT(nr_values < MAX_VALUES, "more than %d values", MAX_VALUES);
 	values[nr_values].icr = icr_encode(icr);
@@ -141,12 +141,12 @@ static void add(enum hostile_class class, const struct icr *icr)
 }
 
 /* Fixed, physical, to ID 1: what the fastpath takes, were it not hostile. */
-static const struct icr eligible = {
+static const struct icr_fields eligible = {
 	.mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .level_assert = true, .dest = 1,
 };
 
 /* Variations that the fastpath declines anyway. */
-static const struct icr slow_bases[] = {
+static const struct icr_fields slow_bases[] = {
 	{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .level_assert = true,
 	  .logical = true, .dest = 0x2 },
 	{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .level_assert = true,
@@ -165,7 +165,7 @@ static void add_reserved(void)
 		{ CLASS_RSVD_16_17, 3ULL << 16 },
 		{ CLASS_RSVD_20_31, 0xfffULL << 20 },
 	};
-	struct icr icr;
+	struct icr_fields icr;
 	int f, b, i;
 
 	for (f = 0; f < ARRAY_SIZE(fields); f++) {
@@ -196,7 +196,7 @@ static void add_reserved(void)
 static void add_illegal_vectors(void)
 {
 	static const u8 some[] = { 0x00, 0x02, 0x0f };
-	static const struct icr dests[] = {
+	static const struct icr_fields dests[] = {
 		{ .logical = true, .dest = 0x3 },	/* IDs 0 and 1 */
 		{ .logical = true, .dest = 0x10001 },	/* ID 16 */
 		{ .shorthand = ICR_SH_SELF },
@@ -208,7 +208,7 @@ static void add_illegal_vectors(void)
 	static const enum hostile_class classes[] = {
 		CLASS_VECTOR_FIXED, CLASS_VECTOR_LOWEST
 	};
-	struct icr icr;
+	struct icr_fields icr;
 	int m, v, d;
 
 	for (m = 0; m < ARRAY_SIZE(modes); m++) {
@@ -233,7 +233,7 @@ static void add_illegal_vectors(void)
 /* Delivery modes 3 (reserved) and 7 (ExtINT, not one for IPIs). */
 static void add_odd_modes(void)
 {
-	static const struct icr dests[] = {
+	static const struct icr_fields dests[] = {
 		{ .dest = 1 },
 		{ .dest = 0 },				/* the sender itself */
 		{ .dest = 2 },				/* nobody */
@@ -241,7 +241,7 @@ static void add_odd_modes(void)
 		{ .shorthand = ICR_SH_ALL_BUT_SELF },
 		{ .dest = X2APIC_BROADCAST },
 	};
-	struct icr icr;
+	struct icr_fields icr;
 	int d;
 
 	for (d = 0; d < ARRAY_SIZE(dests); d++) {
@@ -258,7 +258,7 @@ static void add_odd_modes(void)
 /* Level-triggered with the level flag clear; and an edge one the same way. */
 static void add_deasserts(void)
 {
-	static const struct icr deasserts[] = {
+	static const struct icr_fields deasserts[] = {
 		{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .dest = 1 },
 		{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .logical = true, .dest = 0x2 },
 		{ .mode = ICR_DM_FIXED, .vector = TEST_VECTOR, .shorthand = ICR_SH_ALL_BUT_SELF },
@@ -268,7 +268,7 @@ static void add_deasserts(void)
 		{ .mode = ICR_DM_INIT, .logical = true, .dest = 0x10001 },
 		{ .mode = ICR_DM_INIT, .shorthand = ICR_SH_ALL_BUT_SELF },
 	};
-	struct icr icr;
+	struct icr_fields icr;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(deasserts); i++) {
@@ -289,7 +289,7 @@ static void add_absent(void)
 	static const enum icr_delivery_mode modes[] = {
 		ICR_DM_FIXED, ICR_DM_LOWEST, ICR_DM_NMI, ICR_DM_INIT
 	};
-	struct icr icr = { .vector = TEST_VECTOR, .level_assert = true };
+	struct icr_fields icr = { .vector = TEST_VECTOR, .level_assert = true };
 	int m, i;
 
 	for (m = 0; m < ARRAY_SIZE(modes); m++) {
@@ -315,7 +315,7 @@ static void add_absent(void)
 /* Well-formed IPIs: they show that the checks see what is delivered. */
 static void add_controls(void)
 {
-	struct icr icr = eligible;
+	struct icr_fields icr = eligible;
 
 	add(CLASS_CONTROL, &icr);
 	icr.logical = true;
@@ -574,7 +574,7 @@ enum kvm_deviation {
  */
 static enum kvm_deviation known_deviation(u64 icr, struct ipi_expectation *legal)
 {
-	struct icr d = icr_decode(icr);
+	struct icr_fields d = icr_decode(icr);
 
 	if ((d.mode != ICR_DM_FIXED && d.mode != ICR_DM_LOWEST) ||
 	    (icr & X2APIC_ICR_RESERVED))

@@ -355,7 +355,7 @@ static void finish_round(unsigned int group, int s, u64 icr,
 static bool known_deviation(u64 icr, const struct ipi_expectation *e,
 			    struct ipi_expectation *kvm)
 {
-	struct icr d = icr_decode(icr);
+	struct icr_fields d = icr_decode(icr);
 
 	if (!xapic_phase || d.mode != ICR_DM_LOWEST || d.logical ||
 	    d.shorthand != ICR_SH_NONE || icr_illegal_vector(icr) ||
