@@ -19,9 +19,9 @@
 #define SIPI		((u64)ICR_DM_STARTUP << ICR_DM_SHIFT)
 #define RSVD_DM		((u64)ICR_DM_RESERVED << ICR_DM_SHIFT)
 #define EXTINT		((u64)ICR_DM_EXTINT << ICR_DM_SHIFT)
-#define LOGICAL		ICR_DEST_LOGICAL
-#define ASSERT		ICR_LEVEL_ASSERT
-#define LEVEL		ICR_TRIGGER_LEVEL
+#define LOGICAL		APIC_DEST_LOGICAL
+#define ASSERT		APIC_INT_ASSERT
+#define LEVEL		APIC_INT_LEVELTRIG
 #define SH_SELF		((u64)ICR_SH_SELF << ICR_SHORTHAND_SHIFT)
 #define SH_ALL		((u64)ICR_SH_ALL << ICR_SHORTHAND_SHIFT)
 #define SH_ALLBUT	((u64)ICR_SH_ALL_BUT_SELF << ICR_SHORTHAND_SHIFT)
@@ -114,7 +114,7 @@ static const struct oracle_case cases[] = {
 	{ "reserved bit 31", FIXED | ASSERT | (1ULL << 31) | DEST(1) | 0x40, 0, 0, IPI_FATE_GP, 0 },
 	{ "reserved bit 16 with an illegal vector", FIXED | ASSERT | (1ULL << 16) | DEST(1) | 0x01, 0, 0, IPI_FATE_GP, 0 },
 	{ "reserved bit 20 in a level de-assert", INIT | LEVEL | (1ULL << 20) | DEST(1), 0, 0, IPI_FATE_GP, 0 },
-	{ "bit 12 is not modelled as reserved", FIXED | ASSERT | ICR_DELIVERY_STATUS | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0x2 },
+	{ "bit 12 is not modelled as reserved", FIXED | ASSERT | APIC_ICR_BUSY | DEST(1) | 0x40, 0, ST | FD, IPI_FATE_EACH, 0x2 },
 };
 
 /* xAPIC: 8-bit destinations in ICR2[31:24], flat logical model. */
@@ -387,7 +387,7 @@ static void check_round_trip(void)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct icr_fields icr = icr_decode(cases[i].icr);
-		u64 want = cases[i].icr & ~ICR_DELIVERY_STATUS;
+		u64 want = cases[i].icr & ~APIC_ICR_BUSY;
 
 		if (icr_encode(&icr) != want) {
 			printf("# encode(decode(0x%llx)) = 0x%llx\n",

@@ -28,14 +28,14 @@ static const char * const shorthand_names[] = {
 struct icr_fields icr_decode(u64 raw)
 {
 	struct icr_fields icr = {
-		.vector = raw & ICR_VECTOR_MASK,
-		.mode = (raw & ICR_DM_MASK) >> ICR_DM_SHIFT,
-		.logical = raw & ICR_DEST_LOGICAL,
-		.level_assert = raw & ICR_LEVEL_ASSERT,
-		.level_trigger = raw & ICR_TRIGGER_LEVEL,
-		.shorthand = (raw & ICR_SHORTHAND_MASK) >> ICR_SHORTHAND_SHIFT,
+		.vector = raw & APIC_VECTOR_MASK,
+		.mode = (raw & APIC_DM_FIXED_MASK) >> ICR_DM_SHIFT,
+		.logical = raw & APIC_DEST_LOGICAL,
+		.level_assert = raw & APIC_INT_ASSERT,
+		.level_trigger = raw & APIC_INT_LEVELTRIG,
+		.shorthand = (raw & APIC_DEST_ALLBUT) >> ICR_SHORTHAND_SHIFT,
 		.dest = raw >> ICR_DEST_SHIFT,
-		.reserved = raw & X2APIC_ICR_RESERVED,
+		.reserved = raw & X2APIC_RSVD_BITS_MASK,
 	};
 
 	return icr;
@@ -45,12 +45,12 @@ u64 icr_encode(const struct icr_fields *icr)
 {
 	return icr->vector |
 	       (u64)icr->mode << ICR_DM_SHIFT |
-	       (icr->logical ? ICR_DEST_LOGICAL : 0) |
-	       (icr->level_assert ? ICR_LEVEL_ASSERT : 0) |
-	       (icr->level_trigger ? ICR_TRIGGER_LEVEL : 0) |
+	       (icr->logical ? APIC_DEST_LOGICAL : 0) |
+	       (icr->level_assert ? APIC_INT_ASSERT : 0) |
+	       (icr->level_trigger ? APIC_INT_LEVELTRIG : 0) |
 	       (u64)icr->shorthand << ICR_SHORTHAND_SHIFT |
 	       (u64)icr->dest << ICR_DEST_SHIFT |
-	       (icr->reserved & X2APIC_ICR_RESERVED);
+	       (icr->reserved & X2APIC_RSVD_BITS_MASK);
 }
 
 int icr_format(u64 raw, char *buf, size_t size)
@@ -318,7 +318,7 @@ struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
 					const u8 *flat_ldr,
 					unsigned int nr_vcpus)
 {
-	struct icr_fields icr = icr_decode(raw & ~X2APIC_ICR_RESERVED);
+	struct icr_fields icr = icr_decode(raw & ~X2APIC_RSVD_BITS_MASK);
 	u8 dest = raw >> XAPIC_DEST_SHIFT;
 	u64 matches = 0;
 	unsigned int i;

@@ -2,8 +2,8 @@
 /*
  * An architectural model of x2APIC ICR writes, independent of KVM: how an
  * ICR value decodes, which writes KVM's IPI fastpath may complete, and which
- * vCPUs must receive what.  Pure C without kernel or KVM headers, so that it
- * can be unit tested on any host; hence its own names for the ICR's fields.
+ * vCPUs must receive what.  Plain C on apic.h's names, with nothing of
+ * KVM, so that it can be unit tested on any host.
  *
  * Sources: Intel SDM Vol. 3A, "Interrupt Command Register (ICR)", "Valid
  * Combinations for the Local xAPIC Interrupt Command Register", and the
@@ -16,25 +16,18 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-/* 64-bit x2APIC ICR fields. */
-#define ICR_VECTOR_MASK		0xffULL
+#include "apic.h"
+
+/* The x2APIC ICR's fields beyond apic.h's masks. */
 #define ICR_DM_SHIFT		8
-#define ICR_DM_MASK		0x700ULL
-#define ICR_DEST_LOGICAL	0x800ULL
-#define ICR_DELIVERY_STATUS	0x1000ULL	/* xAPIC "busy"; reserved in x2APIC */
-#define ICR_LEVEL_ASSERT	0x4000ULL
-#define ICR_TRIGGER_LEVEL	0x8000ULL
 #define ICR_SHORTHAND_SHIFT	18
-#define ICR_SHORTHAND_MASK	0xc0000ULL
 #define ICR_DEST_SHIFT		32
 
 /*
- * Bits that must be zero in x2APIC mode (writing them #GPs): 13, 16-17 and
- * 20-31.  Bit 12 is reserved too, but Intel CPUs ignore it while AMD ones
- * fault, so it is left out of the model: tests must not write it.
+ * Bit 12 (delivery status) is reserved in x2APIC mode too, but Intel CPUs
+ * ignore it while AMD ones fault, so X2APIC_RSVD_BITS_MASK leaves it out
+ * and so does the model: tests must not write it.
  */
-#define X2APIC_ICR_RESERVED	0xfff32000ULL	/* bits 31:20, 17:16, 13 */
-
 #define X2APIC_BROADCAST	0xffffffffU
 #define XAPIC_BROADCAST		0xffU
 #define XAPIC_DEST_SHIFT	56
