@@ -15,6 +15,7 @@
 #include "kselftest.h"
 #include "kvm_util.h"
 #include "ipi_oracle.h"
+#include "vcpu_stats.h"
 
 /* The stat that counts the ICR writes KVM completes in its fastpath. */
 #define ICR_FASTPATH_STAT	"x2apic_icr_fastpath_writes"
