@@ -259,6 +259,7 @@ static bool same_expectation(const struct ipi_expectation *a,
 	return a->fate == b->fate && a->targets == b->targets && a->unchecked == b->unchecked;
 }
 
+#ifdef KVM_FASTPATH_VPMU_GATE
 /* Whose mediated vPMU counts instructions retired. */
 static const bool pmu_none[] = { false, false, false, false };
 static const bool pmu_0[] = { true, false, false, false };
@@ -311,11 +312,17 @@ static const struct pmu_case pmu_cases[] = {
 	  FIXED | ASSERT | DEST(1) | 0x40, ST | FD, IPI_FATE_EACH, 0x2 },
 };
 
+#endif
+
 /* @c written by vCPU @sender while the vCPUs of @pmu count instructions. */
 static bool check_vm(const struct vm_case *c, const bool *pmu, unsigned int sender)
 {
-	const struct ipi_vm_apics vm = { .nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic,
-				   .pmu_counts_instructions = pmu };
+	const struct ipi_vm_apics vm = {
+		.nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic,
+#ifdef KVM_FASTPATH_VPMU_GATE
+		.pmu_counts_instructions = pmu,
+#endif
+	};
 	const struct ipi_vm_apics no_pmu = { .nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic };
 	struct ipi_expectation e = ipi_expect_in(c->icr, sender, &vm);
 	struct ipi_expectation e_no_pmu = ipi_expect_in(c->icr, sender, &no_pmu);
@@ -348,6 +355,7 @@ static void check_vm_case(const struct vm_case *c)
 	report(check_vm(c, NULL, 0), "vm state: ", c->what);
 }
 
+#ifdef KVM_FASTPATH_VPMU_GATE
 static void check_pmu_case(const struct pmu_case *c)
 {
 	const struct vm_case vm_case = {
@@ -357,6 +365,7 @@ static void check_pmu_case(const struct pmu_case *c)
 
 	report(check_vm(&vm_case, c->pmu, c->sender), "vpmu: ", c->what);
 }
+#endif
 
 static void check_xapic_case(const struct oracle_case *c)
 {
@@ -464,7 +473,11 @@ int main(void)
 	unsigned int nr_xapic = sizeof(xapic_cases) / sizeof(xapic_cases[0]);
 	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
 	unsigned int nr_vm = sizeof(vm_cases) / sizeof(vm_cases[0]);
+#ifdef KVM_FASTPATH_VPMU_GATE
 	unsigned int nr_pmu = sizeof(pmu_cases) / sizeof(pmu_cases[0]);
+#else
+	unsigned int nr_pmu = 0;
+#endif
 	unsigned int nr_receipts = sizeof(receipts) / sizeof(receipts[0]);
 	unsigned int i;
 
@@ -478,8 +491,10 @@ int main(void)
 		check_format(&formats[i]);
 	for (i = 0; i < nr_vm; i++)
 		check_vm_case(&vm_cases[i]);
+#ifdef KVM_FASTPATH_VPMU_GATE
 	for (i = 0; i < nr_pmu; i++)
 		check_pmu_case(&pmu_cases[i]);
+#endif
 	for (i = 0; i < nr_receipts; i++)
 		check_receipt(&receipts[i]);
 	check_format_vcpus();

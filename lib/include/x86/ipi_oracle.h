@@ -98,7 +98,9 @@ struct ipi_vm_apics {
 	unsigned int nr_vcpus;
 	const u32 *x2apic_ids;
 	const enum ipi_apic_state *apic;	/* NULL: all IPI_APIC_X2APIC */
+#ifdef KVM_FASTPATH_VPMU_GATE
 	const bool *pmu_counts_instructions;	/* NULL: none counts */
+#endif
 };
 
 /* The rule this kernel's fastpath follows (ipi_oracle.c), in words. */
