@@ -9,6 +9,7 @@ set -euo pipefail
 PKGS=(
 	gcc make libc6-dev flex bison bc libelf-dev libssl-dev perl lz4	# kernel build
 	cpio rsync patch xz-utils file ccache busybox-static		# sources, initramfs
+	unifdef							# make patches: each tree's rule
 	bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso	# bochs-vmx
 	gnuplot-nox							# make bench
 )
