@@ -12,11 +12,12 @@
  * It is sent either once the receiver's thread sleeps in KVM (the vCPU is
  * halted: KVM must wake it) or before the receiver runs at all (pending on
  * entry: KVM must deliver it when the guest opens its interrupt window).
- * The receiver idles in one of three ways: "sti; hlt; cli", whose HLT runs
- * in STI's interrupt shadow, so that the CPU must take the interrupt at the
- * first boundary after the HLT exit (also with a NOP after the HLT); the
- * suite's own idle, "sti; nop; hlt; cli" (guest_idle.h), whose handler steps
- * over a HLT it interrupted; or polling with interrupts on.  It acknowledges
+ * The receiver idles in one of three ways: "sti; hlt; cli" (safe_halt()),
+ * whose HLT runs in STI's interrupt shadow, so that the CPU must take the
+ * interrupt at the first boundary after the HLT exit (also with a NOP after
+ * the HLT); "sti; nop; hlt; cli", which opens the interrupt window one
+ * instruction before the HLT, and whose handler steps over a HLT it
+ * interrupted; or polling with interrupts on.  It acknowledges
  * each interrupt with an EOI, by MSR in x2APIC mode or by MMIO in xAPIC
  * mode.
  *
@@ -34,10 +35,8 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
-#include "guest_idle.h"
 #include "host_msi.h"
 #include "lapic_irr.h"
-#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 #include "vcpu_thread.h"
 
@@ -45,11 +44,12 @@
 #define SENDER		1
 #define WAKE_VECTOR	0x20
 #define ROUNDS		10
-#define WAIT_SECONDS	(5 * test_time_scale())	/* guest seconds */
+#define WAIT_SECONDS	5
 #define LAPIC_ISR	0x100	/* in struct kvm_lapic_state */
 #define RFLAGS_IF	BIT(9)
+#define HLT_OPCODE	0xf4
 
-enum idle { IDLE_STI_HLT, IDLE_STI_HLT_NOP, IDLE_SUITE, IDLE_POLL };
+enum idle { IDLE_STI_HLT, IDLE_STI_HLT_NOP, IDLE_STI_NOP_HLT, IDLE_POLL };
 enum source { FROM_HOST, FROM_VCPU };
 enum timing { WHILE_HALTED, ON_ENTRY };
 
@@ -69,11 +69,11 @@ static const struct wake_case cases[] = {
 	{ "x2APIC, sti;hlt;nop;cli, MSI from the host pending on entry",
 	  false, IDLE_STI_HLT_NOP, FROM_HOST, ON_ENTRY },
 	{ "x2APIC, sti;nop;hlt;cli, MSI from the host while halted",
-	  false, IDLE_SUITE, FROM_HOST, WHILE_HALTED },
+	  false, IDLE_STI_NOP_HLT, FROM_HOST, WHILE_HALTED },
 	{ "x2APIC, sti;nop;hlt;cli, MSI from the host pending on entry",
-	  false, IDLE_SUITE, FROM_HOST, ON_ENTRY },
+	  false, IDLE_STI_NOP_HLT, FROM_HOST, ON_ENTRY },
 	{ "x2APIC, sti;nop;hlt;cli, IPI from a vCPU pending on entry",
-	  false, IDLE_SUITE, FROM_VCPU, ON_ENTRY },
+	  false, IDLE_STI_NOP_HLT, FROM_VCPU, ON_ENTRY },
 	{ "x2APIC, polling, MSI from the host pending on entry",
 	  false, IDLE_POLL, FROM_HOST, ON_ENTRY },
 	{ "x2APIC, sti;hlt;cli, IPI from a vCPU while halted",
@@ -85,7 +85,7 @@ static const struct wake_case cases[] = {
 	{ "xAPIC, sti;hlt;cli, MSI from the host pending on entry",
 	  true, IDLE_STI_HLT, FROM_HOST, ON_ENTRY },
 	{ "xAPIC, sti;nop;hlt;cli, MSI from the host pending on entry",
-	  true, IDLE_SUITE, FROM_HOST, ON_ENTRY },
+	  true, IDLE_STI_NOP_HLT, FROM_HOST, ON_ENTRY },
 };
 
 /* Host -> guest, written while the receiver is parked. */
@@ -104,24 +104,25 @@ static void guest_isr(struct ex_regs *regs)
 		xapic_write_reg(APIC_EOI, 0);
 	else
 		x2apic_write_reg(APIC_EOI, 0);
-	/* only the suite's idle may be interrupted right before its HLT */
-	if (c->idle == IDLE_SUITE)
-		guest_idle_step_over_hlt(regs);
+	/* only "sti; nop; hlt" may be interrupted right before its HLT */
+	if (c->idle == IDLE_STI_NOP_HLT && *(u8 *)regs->rip == HLT_OPCODE)
+		regs->rip++;
 }
 
 static void receiver_idle(const struct wake_case *c, u32 want)
 {
-	asm volatile("cli");
+	cli();
 	while (READ_ONCE(handled) < want) {
 		switch (c->idle) {
 		case IDLE_STI_HLT:
-			asm volatile("sti; hlt; cli" ::: "memory");
+			safe_halt();
+			cli();
 			break;
 		case IDLE_STI_HLT_NOP:
 			asm volatile("sti; hlt; nop; cli" ::: "memory");
 			break;
-		case IDLE_SUITE:
-			guest_idle_once();
+		case IDLE_STI_NOP_HLT:
+			asm volatile("sti; nop; hlt; cli" ::: "memory");
 			break;
 		case IDLE_POLL:
 			asm volatile("sti; pause; cli" ::: "memory");
@@ -331,7 +332,7 @@ static void create_vm(int idx)
 	sync_global_to_guest(vm, wake_case);
 	host_idling = addr_gva2hva(vm, (gva_t)&idling);
 	host_handled = addr_gva2hva(vm, (gva_t)&handled);
-	/* on 6.12 this opens the stats fd, which cannot wait for KVM_RUN */
+	/* before KVM_RUN: the stats fd may be opened only now */
 	TEST_ASSERT(vcpu_has_stat(vcpus[RECEIVER], irq_window_exits), "no irq_window_exits stat");
 
 	for (i = 0; i < 2; i++)
