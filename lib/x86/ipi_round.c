@@ -22,21 +22,22 @@ u32 guest_ipi_index(void)
 	return ipi_index_of_id[x2apic_read_reg(APIC_ID) & 0xff];
 }
 
-void guest_ipi_write(u64 icr)
+u8 guest_ipi_write(u64 icr)
 {
-	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
+	if (!READ_ONCE(ipi_xapic))
+		return x2apic_write_reg_safe(APIC_ICR, icr);
 
-	if (READ_ONCE(ipi_xapic)) {
-		/* ICR2 first: writing the low half sends. */
-		xapic_write_reg(APIC_ICR2, icr >> 32);
-		xapic_write_reg(APIC_ICR, (u32)icr);
-		t->fault = 0;
-		t->readback = (u64)xapic_read_reg(APIC_ICR2) << 32 |
-			      xapic_read_reg(APIC_ICR);
-	} else {
-		t->fault = x2apic_write_reg_safe(APIC_ICR, icr);
-		t->readback = x2apic_read_reg(APIC_ICR);
-	}
+	/* ICR2 first: writing the low half sends. */
+	xapic_write_reg(APIC_ICR2, icr >> 32);
+	xapic_write_reg(APIC_ICR, (u32)icr);
+	return 0;
+}
+
+u64 guest_ipi_read(void)
+{
+	if (!READ_ONCE(ipi_xapic))
+		return x2apic_read_reg(APIC_ICR);
+	return (u64)xapic_read_reg(APIC_ICR2) << 32 | xapic_read_reg(APIC_ICR);
 }
 
 static void guest_ipi_isr(struct ex_regs *regs)

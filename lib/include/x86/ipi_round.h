@@ -22,15 +22,19 @@
 struct ipi_tally {
 	u32 irqs[256];	/* interrupts handled, per vector */
 	u32 nmis;
-	u32 fault;		/* vector raised by the last guest_ipi_write(), or 0 */
-	u64 readback;	/* the ICR read right after it */
 };
 
 /* Guest: this vCPU's index in the host's list of APIC IDs. */
 u32 guest_ipi_index(void);
 
-/* Guest: write the x2APIC ICR, or xAPIC ICR2 (@icr's bits 63:32) then ICR. */
-void guest_ipi_write(u64 icr);
+/*
+ * Guest: write the x2APIC ICR, or xAPIC ICR2 (@icr's bits 63:32) then ICR;
+ * returns the vector of the fault the write raised, or 0.
+ */
+u8 guest_ipi_write(u64 icr);
+
+/* Guest: the ICR as guest_ipi_write() writes it. */
+u64 guest_ipi_read(void);
 
 /* Guest, interrupts off: halt until every fence due was handled. */
 void guest_ipi_idle_until_fenced(void);
