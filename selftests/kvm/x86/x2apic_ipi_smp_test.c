@@ -7,7 +7,7 @@
  * the receiver each have a host CPU of their own:
  *
  *  - running receiver: the receiver spins in the guest with interrupts on,
- *    and the median IPI must be taken within RUNNING_BOUND_US; one that
+ *    and the median IPI must be taken within RUNNING_MEDIAN_US; one that
  *    waits for the receiver's next exit (the host's next tick) is too late.
  *    The median, not the slowest: on a loaded host a preempted vCPU thread
  *    delays the few IPIs sent while it waits for its CPU, but a missed kick
@@ -74,6 +74,12 @@ static const u8 xapic_ids[] = { 0, 1, 32, 33 };
 #define XAPIC_DFR_FLAT	0xffffffff
 
 #define RUNNING_BOUND_US	(200 * test_time_scale())
+/*
+ * The running receiver's median IPI: kicked, 1 us on Bochs' VMX at two CPUs
+ * (66 us under its SVM), loaded or not; not kicked, 217 us, as the receiver
+ * then takes half of its IPIs at its next exit, the host's tick.
+ */
+#define RUNNING_MEDIAN_US	100
 #define LOSS_SECONDS		(2 * test_time_scale())		/* guest seconds */
 #define HOST_SECONDS		(60 * test_time_scale())	/* per case */
 #define SWEEP_FACTOR		4	/* delay sweeps: times the running latency */
@@ -604,6 +610,7 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 				 "%s: every IPI as the model says\n", c->name);
 	} else {
 		u64 bound = (u64)RUNNING_BOUND_US * guest_tsc_khz / 1000;
+		u64 median_bound = (u64)RUNNING_MEDIAN_US * guest_tsc_khz / 1000;
 		u64 median;
 
 		memcpy(lat, latency, done * sizeof(lat[0]));
@@ -616,11 +623,11 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 		if (c->kind == RUNNING && i < done)
 			ksft_print_msg("%s: %u of %u IPIs over %u us, slowest %lu us\n", c->name,
 				       done - i, done, RUNNING_BOUND_US, tsc_to_us(lat[done - 1]));
-		if (c->kind == RUNNING && median > bound)
+		if (c->kind == RUNNING && median > median_bound)
 			ksft_print_msg("%s: median IPI %lu us, bound %u us\n", c->name,
-				       tsc_to_us(median), RUNNING_BOUND_US);
+				       tsc_to_us(median), RUNNING_MEDIAN_US);
 		ksft_test_result(finished && !lost && taken == c->rounds &&
-				 (c->kind != RUNNING || median <= bound),
+				 (c->kind != RUNNING || median <= median_bound),
 				 "%s: every IPI taken in time\n", c->name);
 
 		snprintf(name, sizeof(name), "%s: path", c->name);
