@@ -14,13 +14,15 @@
 # Debian mirror serves (scripts/kernels.sh).
 # KSRC=/path/to/linux uses that tree (a 6.12 or 7.x one) instead of Debian's
 # linux-source package.  Everything generated goes under build/ (BUILD=...).
+# LOAD=N[,M] loads the test kernel: N processes spin and M wake and sleep
+# beside the tests (kvmipi.load=, scripts/guest-init.sh).
 
 BUILD ?= $(CURDIR)/build
 KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) scripts/kernels.sh)
 ifeq ($(KERNELS),)
 $(error no kernel to work on: see the error above)
 endif
-export APICV BOCHS BUILD DEBUG KSRC KERNELS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT TIME_SCALE
+export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT TIME_SCALE
 EACH = scripts/each-kernel.sh
 
 .PHONY: all deps kernel patches tests initramfs run mutants bench unit check clean

@@ -26,6 +26,15 @@ scale=$(sed -n 's/.*kvmipi.time_scale=\([0-9]*\).*/\1/p' /proc/cmdline)
 # make mutants: no more tests after the first failure (suite.sh)
 ! grep -qw kvmipi.stop_on_failure /proc/cmdline || export STOP_ON_FAILURE=1
 
+# kvmipi.load=N[,M] (make run LOAD=N[,M]): a loaded host, N processes that
+# spin and M that wake every millisecond and sleep again, beside the tests
+load=$(sed -n 's/.*kvmipi.load=\([0-9,]*\).*/\1/p' /proc/cmdline)
+spinners=${load%%,*} sleepers=0
+[ "$load" = "${load#*,}" ] || sleepers=${load#*,}
+for i in $(seq 1 "${spinners:-0}"); do sh -c 'while :; do :; done' & done
+for i in $(seq 1 "$sleepers"); do sh -c 'while :; do usleep 1000; done' & done
+[ -z "$load" ] || echo "<5>kvmipi: load: $spinners spinning, $sleepers sleeping" >/dev/kmsg
+
 # the run list: kvmipi.list=NAME on the two-CPU platforms
 list=$(sed -n 's/.*kvmipi.list=\([-a-z0-9.]*\).*/\1/p' /proc/cmdline)
 

@@ -32,6 +32,8 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-300}	# per test, seconds of guest time
 CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
 # TIME_SCALE=N: the tests' time bounds N times longer (KVM_SELFTEST_TIME_SCALE)
 [ -z "${TIME_SCALE:-}" ] || CMDLINE="$CMDLINE kvmipi.time_scale=$TIME_SCALE"
+# LOAD=N[,M]: N spinning and M sleeping processes beside the tests (guest-init.sh)
+[ -z "${LOAD:-}" ] || CMDLINE="$CMDLINE kvmipi.load=$LOAD"
 # EXTRA_CMDLINE: more for the test kernel (a mutant's "Cmdline: ", debugging)
 [ -z "${EXTRA_CMDLINE:-}" ] || CMDLINE="$CMDLINE $EXTRA_CMDLINE"
 

@@ -7,8 +7,11 @@
  * the receiver each have a host CPU of their own:
  *
  *  - running receiver: the receiver spins in the guest with interrupts on,
- *    and each IPI must be taken within RUNNING_BOUND_US; an IPI that waits
- *    for the receiver's next exit (the host's next tick) is too late;
+ *    and the median IPI must be taken within RUNNING_MEDIAN_US; one that
+ *    waits for the receiver's next exit (the host's next tick) is too late.
+ *    The median, not the slowest: on a loaded host a preempted vCPU thread
+ *    delays the few IPIs sent while it waits for its CPU, but a missed kick
+ *    delays every IPI by up to a tick;
  *  - halting receiver: the receiver announces that it is about to halt and
  *    halts; the sender waits a delay of a seeded sweep, then sends, so that
  *    IPIs land all over KVM's way from the HLT exit to the sleep (halt
@@ -67,6 +70,12 @@
 static const u8 xapic_ids[] = { 0, 1, 32, 33 };
 
 #define RUNNING_BOUND_US	200
+/*
+ * The running receiver's median IPI: kicked, a microsecond or so; not
+ * kicked, the receiver takes half of its IPIs at its next exit, the host's
+ * tick, and the median is above 200 us.
+ */
+#define RUNNING_MEDIAN_US	100
 #define LOSS_SECONDS		2	/* guest seconds */
 #define HOST_SECONDS		60	/* per case */
 #define SWEEP_FACTOR		4	/* delay sweeps: times the running latency */
@@ -599,17 +608,24 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 				 "%s: every IPI as the model says\n", c->name);
 	} else {
 		u64 bound = (u64)RUNNING_BOUND_US * guest_tsc_khz / 1000;
+		u64 median_bound = (u64)RUNNING_MEDIAN_US * guest_tsc_khz / 1000;
 		u64 median;
 
 		memcpy(lat, latency, done * sizeof(lat[0]));
 		median = print_latencies(c->name, lat, done);
 		if (c->kind == RUNNING && c->icr == PHYSICAL_IPI)
 			sweep_tsc = SWEEP_FACTOR * median;
-		if (c->kind == RUNNING && done && lat[done - 1] > bound)
-			ksft_print_msg("%s: slowest IPI %lu us, bound %u us\n", c->name,
-				       tsc_to_us(lat[done - 1]), RUNNING_BOUND_US);
+		/* IPIs over the bound: a preempted vCPU thread, or no kick */
+		for (i = 0; i < done && lat[i] <= bound; i++)
+			;
+		if (c->kind == RUNNING && i < done)
+			ksft_print_msg("%s: %u of %u IPIs over %u us, slowest %lu us\n", c->name,
+				       done - i, done, RUNNING_BOUND_US, tsc_to_us(lat[done - 1]));
+		if (c->kind == RUNNING && median > median_bound)
+			ksft_print_msg("%s: median IPI %lu us, bound %u us\n", c->name,
+				       tsc_to_us(median), RUNNING_MEDIAN_US);
 		ksft_test_result(finished && !lost && taken == c->rounds &&
-				 (c->kind != RUNNING || lat[done - 1] <= bound),
+				 (c->kind != RUNNING || median <= median_bound),
 				 "%s: every IPI taken in time\n", c->name);
 
 		snprintf(name, sizeof(name), "%s: path", c->name);
