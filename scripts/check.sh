@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: on every kernel of $KERNELS, host-only tests, the full suite on
-# every platform, then the mutants (fastpath bugs put back must be caught).
-# Prints each phase's wall time and ends with the total "N passed, N failed,
-# N skipped" over all of them.
+# make check: on every kernel of $KERNELS, host-only tests, README's in-tree
+# recipe (scripts/intree.sh), the full suite on every platform, then the
+# mutants (fastpath bugs put back must be caught).  Prints each phase's wall
+# time and ends with the total "N passed, N failed, N skipped" over all of
+# them; writes build/results/summary.md (scripts/summary.sh).
 set -uo pipefail
 user_results=${RESULTS:-}	# see each-kernel.sh
 . "$(dirname "$0")/common.sh"
@@ -12,7 +13,7 @@ export RESULTS=$user_results
 
 top=${RESULTS:-$BUILD/results$dbg}
 mkdir -p "$top"
-rm -f "$top"/unit.counts "$top"/run.counts "$top"/mutants.counts
+rm -f "$top"/unit.counts "$top"/intree.counts "$top"/run.counts "$top"/mutants.counts
 status=0 t0=$SECONDS
 declare -a phases
 # The machine's busy and idle CPU time so far, in clock ticks (/proc/stat):
@@ -38,19 +39,23 @@ if [ $status -eq 0 ]; then
 	# what make run and make mutants do, without their prerequisites:
 	# the build phase made them, and checking it again took 50 s
 	phase unit "$TOP/scripts/unit.sh"
+	phase intree "$TOP/scripts/each-kernel.sh" -c intree "$TOP/scripts/intree.sh"
 	phase run "$TOP/scripts/each-kernel.sh" -p -c run "$TOP/scripts/run.sh"
 	phase mutants "$TOP/scripts/each-kernel.sh" -p -c mutants "$TOP/scripts/mutants.sh"
 fi
 
 read -r up uf us _ <"$top/unit.counts" 2>/dev/null || { up=0; uf=1; us=0; }
+read -r tp tf ts _ <"$top/intree.counts" 2>/dev/null || { tp=0; tf=1; ts=0; }
 read -r rp rf rs _ <"$top/run.counts" 2>/dev/null || { rp=0; rf=1; rs=0; }
 read -r mp mf ms _ <"$top/mutants.counts" 2>/dev/null || { mp=0; mf=1; ms=0; }
 echo
 echo "make check on kernels $KERNELS, phase times:"
 printf '  %s\n' "${phases[@]}"
 printf '  %-10s %4d s\n' total $((SECONDS - t0))
-echo "  unit $up/$uf/$us, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
+echo "  unit $up/$uf/$us, intree $tp/$tf/$ts, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
 echo "$drift"
 echo
-echo "$((up + rp + mp)) passed, $((uf + rf + mf)) failed, $((us + rs + ms)) skipped"
-[ $status -eq 0 ] && [ $((uf + rf + mf)) -eq 0 ]
+printf '%s\n' "${phases[@]}" "total $((SECONDS - t0)) s" >"$top/check.phases"
+"$TOP/scripts/summary.sh" >"$top/summary.md" || echo "warning: no $top/summary.md"
+echo "$((up + tp + rp + mp)) passed, $((uf + tf + rf + mf)) failed, $((us + ts + rs + ms)) skipped"
+[ $status -eq 0 ] && [ $((uf + tf + rf + mf)) -eq 0 ]

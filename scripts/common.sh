@@ -38,6 +38,10 @@ KTREE=$KB/linux$pst		# patched (or pristine) kernel source
 KOUT_NORMAL=$KB/kbuild$pst	# kernel build outputs (O=), normal and DEBUG=1
 KOUT_DEBUG=$KB/kbuild-debug$pst
 KOUT=$KB/kbuild$dbg$pst		# the one this run builds and boots
+# The stock kernel: this one without the series' KVM patches (kernel.sh
+# --stock), built beside it, booted by bochs-vmx-stock
+STOCK_OUT=$KOUT-stock
+STOCK_BZIMAGE=$KB/bzImage$dbg$pst-stock
 TESTS_OUT=$KB/kselftest		# installed KVM selftests (run_kselftest.sh, kvm/)
 RESULTS=${RESULTS:-$BUILD/results$dbg/$KERNEL}
 BZIMAGE=${BZIMAGE:-$KB/bzImage$dbg$pst}			# what the emulators boot
@@ -47,10 +51,14 @@ TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
 # is none (a mutant's or the bench's own list), TESTS_LIST itself
 TESTS_LIST_2CPU=${TESTS_LIST_2CPU:-$(dirname "$TESTS_LIST")/tests-2cpu.list}
 [ -f "$TESTS_LIST_2CPU" ] || [ ! -f "$TESTS_LIST" ] || TESTS_LIST_2CPU=$TESTS_LIST
+# ... on the stock kernel (bochs-vmx-stock; initramfs.sh writes it)
+TESTS_LIST_STOCK=${TESTS_LIST_STOCK:-$(dirname "$TESTS_LIST")/tests-stock.list}
+[ -f "$TESTS_LIST_STOCK" ] || [ ! -f "$TESTS_LIST" ] || TESTS_LIST_STOCK=$TESTS_LIST
 # tests_list_of PLATFORM: the list the guest runs there
 tests_list_of() {
 	case $1 in
 	*-2cpu) echo "$TESTS_LIST_2CPU" ;;
+	*-stock) echo "$TESTS_LIST_STOCK" ;;
 	bochs-vmx | host) echo "$TESTS_LIST" ;;
 	*)	# the "@nonroot" runs are bochs-vmx's (platform.sh); platforms
 		# booting side by side must not read it half written
@@ -115,16 +123,16 @@ KBUILD_ENV=(KBUILD_BUILD_TIMESTAMP="2024-11-17" KBUILD_BUILD_USER=kvmipi
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# need_cmd CMD PACKAGE: fail with the Debian package to install.
+# need_cmd CMD DEBIAN [FEDORA]: fail naming the package that gives CMD
+# (Debian's; Fedora's when its name differs).
 need_cmd() {
 	command -v "$1" >/dev/null 2>&1 ||
-		die "'$1' not found: install it with 'apt-get install $2' (or run 'make deps')"
+		die "'$1' not found: install it (apt-get install $2; dnf install ${3:-$2}), or run 'make deps'"
 }
 
-# /dev/kvm can exist (created by packages' udev rules) where the CPU has no
-# virtualization: require the CPU feature too.
+# KVM that can run a nested guest: qemu-kvm can boot here (platforms.sh).
 host_has_kvm() {
-	[ -c /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
+	[ -z "$(kvm_problem nested)" ]
 }
 
 # Where the $KERNEL source comes from, as a string that changes when it does:
@@ -219,6 +227,26 @@ source_missing() {
 	fi
 }
 
+# copy_ksrc DEST: KSRC='s sources into DEST, without what a build left
+# there: from a git tree (KSRC its top) the files git knows or would add
+# (tracked, and untracked but not ignored); from another tree all but objects,
+# command files, generated headers, images and the configuration.  Files
+# already in DEST are left (rsync without --delete).
+copy_ksrc() {
+	if [ "$(git -C "$KSRC" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$KSRC" && pwd -P)" ]; then
+		git -C "$KSRC" ls-files -z --cached --others --exclude-standard |
+			rsync -a --from0 --files-from=- --ignore-missing-args "$KSRC/" "$1/"
+	else
+		rsync -a --exclude=.git --exclude='*.o' --exclude='*.a' --exclude='*.ko' \
+			--exclude='*.cmd' --exclude='*.mod' --exclude='*.mod.c' --exclude='*.order' \
+			--exclude='*.symvers' --exclude='.tmp_*' --exclude='/.config' --exclude='/.config.old' \
+			--exclude='/vmlinux*' --exclude='/System.map' --exclude='/include/config/' \
+			--exclude='/include/generated/' --exclude='/arch/*/include/generated/' \
+			--exclude='/arch/*/boot/bzImage' --exclude='/usr/include/*/' \
+			--exclude='.kvmipi-*' "$KSRC/" "$1/"
+	fi
+}
+
 # extract_source DEST: a pristine $KERNEL tree at DEST (which must not exist),
 # copied from KSRC= or unpacked from Debian's tarball.
 extract_source() {
@@ -226,7 +254,8 @@ extract_source() {
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	if [ -n "${KSRC:-}" ]; then
-		rsync -a --exclude=.git "$KSRC/" "$dest/"
+		mkdir -p "$dest"
+		copy_ksrc "$dest"
 		if [ -f "$dest/.config" ] || [ -d "$dest/include/config" ]; then
 			make -s -C "$dest" mrproper
 		fi
@@ -301,3 +330,6 @@ testbed_config() {
 	done < <(sed -n 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1/p' "$@")
 	[ -z "$missing" ] || die "config options still on (selected by another?):$missing"
 }
+
+# the platforms, and what each needs here
+. "$TOP/scripts/platforms.sh"

@@ -1,23 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install the Debian packages the project needs and are missing.  Runs as
-# root (our machines); otherwise prints the apt-get command to run.
+# Get what the build and the platforms of $PLATFORMS need, nothing else
+# (scripts/platforms.sh says what each uses).  On Debian, as root, install
+# the packages that are missing; elsewhere, or as another user, stop and
+# name them (apt-get and dnf).  Then, on Debian, from its mirror: unstable's
+# QEMU for qemu-svm and the mainline kernels' sources.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-PKGS=(
-	gcc make libc6-dev flex bison bc libelf-dev libssl-dev perl lz4	# kernel build
-	cpio rsync patch xz-utils file ccache busybox-static		# sources, initramfs
-	unifdef							# make patches: each tree's rule
-	bochs bochs-term bochsbios vgabios isolinux syslinux-common xorriso	# bochs-vmx
-	gnuplot-nox							# make bench
-)
-# qemu-svm and qemu-kvm run Debian unstable's QEMU, unpacked under $BUILD
-# (scripts/emulators.sh), not Debian 12's.
 KERNELS=${KERNELS:-$("$TOP/scripts/kernels.sh")}
-[ -n "${KSRC:-}" ] || [[ " $KERNELS " != *" 6.12 "* ]] || PKGS+=(linux-source-6.12)
+export KERNELS
+PLATFORMS=$(check_platforms) || exit 1
 mkdir -p "$BUILD"
+
+# Installed with the rest on Debian as root, never required: ccache (the
+# rebuilds: kernel.sh uses it when it is there) and gnuplot (make run's
+# policy picture, make bench).
+OPTIONAL=(ccache gnuplot-nox)
 
 # A mainline kernel's linux-source-K, without KSRC=: the .deb the mirror
 # serves (unstable's, else experimental's) is downloaded with the private
@@ -29,7 +29,9 @@ fetch_mirror_source() {
 	[ -f "$(deb_tarball "$k")" ] && return
 	mkdir -p "$BUILD/src"
 	rm -f "$why"
-	if ! mirror_index; then
+	if ! os_is_debian; then
+		echo "linux-source-$k: make deps fetches it from the Debian mirror on Debian only; set KSRC=/path/to/linux-$k" >"$why"
+	elif ! mirror_index; then
 		echo "linux-source-$k: the Debian mirror's index cannot be read ($MIRROR_STATE/update.log); set KSRC=/path/to/linux-$k" >"$why"
 	else
 		ver=$(served_version "linux-source-$k")
@@ -51,32 +53,53 @@ fetch_mirror_source() {
 	[ ! -f "$why" ] || printf 'warning: %s: its phases SKIP\n' "$(cat "$why")" >&2
 }
 
-missing=()
-for p in "${PKGS[@]}"; do
-	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
-		missing+=("$p")
-done
-# What comes from the Debian mirror: unstable's QEMU, and the mainline
-# kernels' sources (without KSRC=).
+# What comes from the Debian mirror: unstable's QEMU when qemu-svm runs
+# (without QEMU=), and the mainline kernels' sources (without KSRC=).
 fetch_from_mirror() {
 	local k
-	"$TOP/scripts/emulators.sh" ||
-		printf 'warning: no QEMU from Debian unstable: qemu-svm and qemu-kvm cannot run\n' >&2
+	if [[ " $PLATFORMS " == *" qemu-svm "* ]] && [ -z "${QEMU:-}" ]; then
+		"$TOP/scripts/emulators.sh" ||
+			die "PLATFORMS=qemu-svm: no QEMU from Debian unstable (above); set QEMU=/path/to/qemu-system-x86_64 (9.1 or later), or leave qemu-svm out of PLATFORMS"
+	fi
 	[ -z "${KSRC:-}" ] || return 0
 	for k in $KERNELS; do
 		[ "$k" = 6.12 ] || fetch_mirror_source "$k"
 	done
 }
-if [ ${#missing[@]} -eq 0 ]; then
+
+missing=$(missing_needs $PLATFORMS)
+if [ -z "$missing" ]; then
 	fetch_from_mirror
 	exit 0
 fi
 
-[ "$(id -u)" -eq 0 ] ||
-	die "missing packages; run: sudo apt-get install ${missing[*]}"
-say "installing: ${missing[*]}"
+if ! os_is_debian || [ "$(id -u)" -ne 0 ]; then
+	{
+		echo "error: missing here for the build and PLATFORMS=\"$PLATFORMS\":"
+		awk -F'\t' '{ printf "  %-40s apt-get: %-22s dnf: %s\n", $1, $2, $3 }' <<<"$missing"
+		deb=$(cut -f2 <<<"$missing" | grep -v '^-' | tr ' ' '\n' | sort -u | tr '\n' ' ')
+		rpm=$(cut -f3 <<<"$missing" | grep -v '^-' | tr ' ' '\n' | sort -u | tr '\n' ' ')
+		echo "install them:"
+		[ -z "$deb" ] || echo "  Debian, Ubuntu: sudo apt-get install ${deb% }"
+		[ -z "$rpm" ] || echo "  Fedora:         sudo dnf install ${rpm% }"
+		if os_is_debian; then
+			echo "(or run this as root: on Debian, make deps installs them)"
+		fi
+	} >&2
+	exit 1
+fi
+
+pkgs=$(cut -f2 <<<"$missing" | tr ' ' '\n' | grep -v '^-' | sort -u | tr '\n' ' ')
+for p in "${OPTIONAL[@]}"; do
+	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
+		pkgs="$pkgs$p "
+done
+say "installing: $pkgs"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$BUILD/apt.log" 2>&1 ||
+# shellcheck disable=SC2086 # one word per package
+apt-get install -y -qq --no-install-recommends $pkgs >"$BUILD/apt.log" 2>&1 ||
 	{ tail -20 "$BUILD/apt.log" >&2; die "apt-get install failed (full log: $BUILD/apt.log)"; }
+missing=$(missing_needs $PLATFORMS)
+[ -z "$missing" ] || die "still missing after apt-get install: $(cut -f1 <<<"$missing" | tr '\n' ' ')"
 fetch_from_mirror

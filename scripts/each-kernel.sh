@@ -108,11 +108,11 @@ if [ -f "$top/${kernels%% *}/results.tsv" ] && [ "$counts" = run ]; then
 		{ key = $2 SUBSEP $1; plat[$2] = 1; kern[$1] = 1; n[key, $4]++
 		  ok[key] += $7; skip[key] += $8; known[key] += $10 }
 		END {
-			printf "%-10s", "PLATFORM"; for (k in kern) ks = ks " " k
+			printf "%-16s", "PLATFORM"; for (k in kern) ks = ks " " k
 			nk = split(substr(ks, 2), kl, " ")
 			for (i = 1; i <= nk; i++) printf "  %-52s", kl[i]; print ""
 			for (p in plat) {
-				printf "%-10s", p
+				printf "%-16s", p
 				for (i = 1; i <= nk; i++)
 					printf "  %-52s", sprintf("%d/%d/%d, points %d ok %d XFAIL %d SKIP%s",
 						n[p, kl[i], "pass"] + n[p, kl[i], "xfail"], n[p, kl[i], "fail"],

@@ -20,9 +20,6 @@ ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
 
 limit=$(sed -n 's/.*kvmipi.timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
-# every time bound of the tests times this (vcpu_run_within.h)
-scale=$(sed -n 's/.*kvmipi.time_scale=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -z "$scale" ] || export KVM_SELFTEST_TIME_SCALE=$scale
 # make mutants: no more tests after the first failure (suite.sh)
 ! grep -qw kvmipi.stop_on_failure /proc/cmdline || export STOP_ON_FAILURE=1
 

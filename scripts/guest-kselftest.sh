@@ -9,7 +9,8 @@
 # kvmipi.kselftest_timeout=N on the kernel command line (the debug kernel's
 # runs) overrides the per-test timeout of kvm/settings.
 cd "$(dirname "$0")" || exit 1
-out=/tmp/kselftest.out
+out=$(mktemp "${TMPDIR:-/tmp}/kselftest.XXXXXX") || exit 1
+trap 'rm -f "$out"' EXIT
 override=$(sed -n 's/.*kvmipi.kselftest_timeout=\([0-9]*\).*/\1/p' /proc/cmdline 2>/dev/null)
 [ -n "$override" ] && set -- -o "$override" "$@"
 ./run_kselftest.sh "$@" 2>&1 | tee "$out"

@@ -5,7 +5,9 @@
 # configure it from tinyconfig + configs/testbed.config and build bzImage and
 # the UAPI headers, all under build/$KERNEL/.
 #
-#   KSRC=/path/to/linux         use that tree (copied, never modified)
+#   KSRC=/path/to/linux         use that tree (its sources copied, never
+#                               modified); where it has the series already
+#                               (git am'd), its own is built, not ours
 #   default                     Debian's linux-source-$KERNEL tarball
 #   DEBUG=1                     add configs/debug.config, build into
 #                               build/kbuild-debug -> build/bzImage-debug
@@ -14,6 +16,9 @@
 #
 # Every step is incremental: an unchanged source, series and config rebuild
 # in seconds.  --prepare: only make the source tree ready (for make patches).
+# --headers: the patched tree and its UAPI headers, no kernel (the tests
+# for PLATFORMS=host).  --stock: after the kernel, the stock kernel
+# (build/<kernel>/bzImage-stock): the same without the series' KVM patches.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -87,22 +92,77 @@ get_source() {
 	origin=$(source_origin)
 	if [ -f "$KTREE/.kvmipi-origin" ] && [ "$(cat "$KTREE/.kvmipi-origin")" = "$origin" ]; then
 		restore_series_files	# after a series check that was killed
+		restore_stock		# after a stock build that was killed
 		if [ -n "${KSRC:-}" ]; then
-			# Pick up the user's edits; patched files are restored
-			# by re-applying the series below.
-			rsync -a --exclude=.git --exclude=.kvmipi-applied \
-			      --exclude=.kvmipi-origin --exclude=.kvmipi-pristine \
-			      "$KSRC/" "$KTREE/"
+			# Pick up the user's edits: our patches out (the
+			# files they created too), the tree's files in, and the
+			# series applied again below.
+			unapply_old 0
+			copy_ksrc "$KTREE"
 			rm -rf "$KTREE/.kvmipi-applied"
+			mark_own_series
 		fi
 		save_missing_pristine
 		return
 	fi
 	say "preparing kernel source ($origin)"
-	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG"
+	rm -rf "$KTREE" "$KOUT_NORMAL" "$KOUT_DEBUG" "$KOUT_NORMAL-stock" "$KOUT_DEBUG-stock" "$KB/stock"
 	extract_source "$KTREE"
+	[ -z "${KSRC:-}" ] || mark_own_series
 	save_pristine
 	echo "$origin" >"$KTREE/.kvmipi-origin"
+}
+
+# The series' patches to the kernel itself (those that touch a file
+# outside tools/; the others are the selftests'), and the files they touch.
+is_kvm_patch() {
+	awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// && $2 !~ /^[ab]\/tools\// { found = 1 }
+	     END { exit !found }' "$1"
+}
+patch_files() {	# patch_files PATCH...: the files they touch
+	awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// { print substr($2, 3) }' "$@" | sort -u
+}
+
+# A KSRC= tree that has the series already, as a developer's after "git
+# am": the stat in KVM's headers, or one of our tests in the KVM
+# selftests.  Such a tree is built as it is ($KTREE/.kvmipi-own-series):
+# patches of ours already in it are not applied again, and patches/ is
+# not regenerated from it (scripts/patches.sh).
+mark_own_series() {
+	local t own=
+	if grep -qs x2apic_icr_fastpath_writes "$KSRC/arch/x86/include/asm/kvm_host.h" \
+		"$KSRC/include/linux/kvm_host.h"; then
+		own="the stat x2apic_icr_fastpath_writes"
+	fi
+	for t in "$TOP"/selftests/kvm/x86/*.c; do
+		[ -z "$own" ] || break
+		[ ! -f "$KSRC/tools/testing/selftests/kvm/$ARCH_DIR/${t##*/}" ] ||
+			own="tools/testing/selftests/kvm/$ARCH_DIR/${t##*/}"
+	done
+	if [ -n "$own" ]; then
+		say "KSRC=$KSRC has the series already ($own): building it as it is"
+		echo "$own" >"$KTREE/.kvmipi-own-series"
+	else
+		rm -f "$KTREE/.kvmipi-own-series"
+	fi
+}
+
+# in_tree PATCH: is the patch in the tree already?  Exactly (it reverses
+# cleanly), or in the tree's own version: a kernel patch where the tree has
+# the stat, a selftests patch whose new files the tree has.
+in_tree() {
+	local f
+	patch -s -p1 -d "$KTREE" -R --dry-run --force <"$1" >/dev/null 2>&1 && return 0
+	if is_kvm_patch "$1"; then
+		grep -qs x2apic_icr_fastpath_writes "$KTREE/arch/x86/include/asm/kvm_host.h" \
+			"$KTREE/include/linux/kvm_host.h"
+		return
+	fi
+	f=$(awk '$1 == "---" && $2 == "/dev/null" { getline; if ($2 ~ /^b\//) print substr($2, 3) }' "$1")
+	[ -n "$f" ] || return 1
+	for f in $f; do
+		[ -f "$KTREE/$f" ] || return 1
+	done
 }
 
 # The patches to apply, in order: patches/series, then $EXTRA_PATCHES (used
@@ -162,8 +222,16 @@ apply_series() {
 	for p in $wanted; do
 		n=$((n + 1))
 		[ "$n" -le "$keep" ] && continue
+		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$p" >"$KB/patch.log" 2>&1 &&
+		   [ -f "$KTREE/.kvmipi-own-series" ] && in_tree "$p"; then
+			say "in the tree already: ${p##*/}"
+			echo "${p##*/}" >>"$applied/in-tree"
+			continue
+		fi
 		if ! patch -s -p1 -d "$KTREE" --dry-run --forward <"$p" >"$KB/patch.log" 2>&1; then
 			cat "$KB/patch.log" >&2
+			[ ! -f "$KTREE/.kvmipi-own-series" ] ||
+				say "KSRC=$KSRC has the series ($(cat "$KTREE/.kvmipi-own-series")), but not as patches/$KERNEL/${p##*/} has it, nor this patch's new files"
 			unapply_old 0	# leave the tree pristine
 			die "patch ${p##*/} does not apply to $KTREE"
 		fi
@@ -186,18 +254,25 @@ configure() {
 	echo "$want" >"$stamp"
 }
 
+# the compiler: gcc through ccache where it is there (CCACHE_BASEDIR: hits
+# across clones and build directories)
+kbuild_cc() {
+	if command -v ccache >/dev/null 2>&1; then
+		echo "ccache gcc"
+	else
+		echo gcc
+	fi
+}
+
 build() {
-	local cc=gcc
+	local cc
 	need_cmd gcc gcc
 	need_cmd flex flex
 	need_cmd bison bison
 	need_cmd bc bc
-	[ -f /usr/include/libelf.h ] || die "libelf.h missing: apt-get install libelf-dev"
-	if command -v ccache >/dev/null 2>&1; then
-		cc="ccache gcc"
-		# hits across clones and build directories
-		export CCACHE_BASEDIR=$BUILD
-	fi
+	[ -f /usr/include/libelf.h ] || die "libelf.h missing: apt-get install libelf-dev (dnf install elfutils-libelf-devel)"
+	cc=$(kbuild_cc)
+	export CCACHE_BASEDIR=$BUILD
 	say "building bzImage and headers ($JOBS jobs, CC=$cc)"
 	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" bzImage
 	# a mutant (scripts/mutants.sh) changes no UAPI header: the tests
@@ -207,12 +282,96 @@ build() {
 	cp "$KOUT/arch/x86/boot/bzImage" "$BZIMAGE"
 }
 
+# The stock kernel: the tree as built above, without the series' KVM
+# patches (the selftests ones do not touch the kernel), as kselftest CI has
+# it until they are merged.  Cheap: the files those patches touch are put
+# in the tree as they were before them, the kernel is built in a copy of
+# the build directory (so only what depends on those files is rebuilt,
+# ccache hitting after the first time), and the files go back with their
+# contents and times, so that make kernel's build sees nothing changed.
+# While they are out, $KB/stock/swapped.list names them; a killed build is
+# undone by the next make kernel (restore_stock).
+STOCK=$KB/stock
+restore_stock() {
+	local f
+	[ -f "$STOCK/swapped.list" ] || return 0
+	while IFS= read -r f; do
+		if [ -e "$STOCK/patched/$f" ]; then
+			cp -p "$STOCK/patched/$f" "$KTREE/$f"
+		else
+			rm -f "$KTREE/$f"
+		fi
+	done <"$STOCK/swapped.list"
+	rm -f "$STOCK/swapped.list"
+}
+
+build_stock() {
+	local kvm=() p f want cc
+	[ -z "$PRISTINE" ] || die "--stock: a pristine kernel has no series to leave out"
+	[ -f "$BZIMAGE" ] || die "--stock: build the kernel first ($BZIMAGE)"
+	while read -r p; do
+		if is_kvm_patch "$p"; then
+			kvm+=("$p")
+			! grep -qxF "${p##*/}" "$KTREE/.kvmipi-applied/in-tree" 2>/dev/null ||
+				die "--stock: KSRC=$KSRC has ${p##*/} of its own, which cannot be taken out"
+		fi
+	done < <(wanted_patches)
+	[ ${#kvm[@]} -gt 0 ] || die "--stock: patches/$KERNEL/ has no patch to the kernel itself"
+	want=$( (md5sum <"$BZIMAGE"; cat "${kvm[@]}") | md5sum)
+	if [ -f "$STOCK_BZIMAGE" ] && [ "$(cat "$STOCK/stamp" 2>/dev/null)" = "$want" ]; then
+		say "stock kernel up to date: $STOCK_BZIMAGE"
+		return
+	fi
+	restore_stock
+	rm -rf "$STOCK"
+	mkdir -p "$STOCK/patched" "$STOCK/reversed"
+	patch_files "${kvm[@]}" >"$STOCK/files"
+	while IFS= read -r f; do
+		[ -e "$KTREE/$f" ] || continue
+		mkdir -p "$STOCK/patched/$(dirname "$f")" "$STOCK/reversed/$(dirname "$f")"
+		cp -p "$KTREE/$f" "$STOCK/patched/$f"
+		cp "$KTREE/$f" "$STOCK/reversed/$f"
+	done <"$STOCK/files"
+	for ((p = ${#kvm[@]} - 1; p >= 0; p--)); do
+		patch -s -p1 -R -d "$STOCK/reversed" --no-backup-if-mismatch <"${kvm[p]}" ||
+			die "--stock: ${kvm[p]##*/} does not come out of the tree"
+	done
+	say "stock kernel: without ${kvm[*]##*/}"
+	rsync -a --delete "$KOUT/" "$STOCK_OUT/"
+	cp "$STOCK/files" "$STOCK/swapped.list"
+	trap restore_stock EXIT
+	trap 'exit 130' INT TERM HUP
+	while IFS= read -r f; do
+		if [ -e "$STOCK/reversed/$f" ]; then
+			cp "$STOCK/reversed/$f" "$KTREE/$f"
+		else
+			rm -f "$KTREE/$f"
+		fi
+	done <"$STOCK/files"
+	cc=$(kbuild_cc)
+	export CCACHE_BASEDIR=$BUILD
+	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$STOCK_OUT" -j"$JOBS" CC="$cc" bzImage
+	restore_stock
+	trap - EXIT INT TERM HUP
+	cp "$STOCK_OUT/arch/x86/boot/bzImage" "$STOCK_BZIMAGE"
+	echo "$want" >"$STOCK/stamp"
+	say "stock kernel ready: $STOCK_BZIMAGE"
+}
+
 mkdir -p "$BUILD"
 need_cmd rsync rsync
 need_cmd patch patch
 get_source
 [ "${1:-}" = --prepare ] && exit 0
 apply_series
+if [ "${1:-}" = --headers ]; then
+	# the tests' UAPI headers (make headers needs no configuration)
+	mkdir -p "$KOUT"
+	make -s -C "$KTREE" O="$KOUT" headers >/dev/null
+	say "headers ready: $KOUT/usr/include"
+	exit 0
+fi
 configure
 build
 say "kernel ready: $BZIMAGE"
+[ "${1:-}" != --stock ] || build_stock

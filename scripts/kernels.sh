@@ -7,13 +7,17 @@
 # had (already downloaded, or served by the Debian mirror: unstable, else
 # experimental).  When no 7.x source can be had, the newest 7.x series is
 # printed all the same: its phases then SKIP with the reason
-# (scripts/each-kernel.sh).
+# (scripts/each-kernel.sh).  PLATFORMS=host alone: the one series for the
+# running kernel (scripts/platforms.sh, host_kernel): its tests run on the
+# one running kernel, and another kernel's list must not run beside them.
 set -euo pipefail
 want=${KERNEL:-}
 unset KERNEL
 . "$(dirname "$0")/common.sh"
 
-if [ -n "$want" ]; then
+if [ "$(printf '%s\n' ${PLATFORMS:-} | sort -u)" = host ]; then
+	KERNEL_ASKED=$want host_kernel || exit 1
+elif [ -n "$want" ]; then
 	case " $KERNELS_SUPPORTED " in
 	*" $want "*) echo "$want" ;;
 	*) die "KERNEL=$want: use one of $KERNELS_SUPPORTED" ;;

@@ -19,7 +19,8 @@
 # Restores the normal kernel at the end.  Writes $RESULTS/mutants.counts.
 #
 # APICV=1 BOCHS=/path/to/bochs runs mutants/apicv/ instead: posted-interrupt
-# mistakes, on the opt-in APICv platforms (a Bochs with emulators/bochs/).
+# mistakes, on the opt-in APICv platforms (a Bochs with the fixes of
+# docs/reports/bochs-*.md).
 # DEBUG=1 runs mutants/debug/ instead, on the debug kernel: bugs that only
 # its checkers (lockdep, sleep-in-atomic, KASAN) see.  Such a mutant is
 # caught when the guest runs to its end and its kernel log has the report
@@ -39,9 +40,9 @@ top_results=$RESULTS
 mutants_out=$KB/mutants
 if [ -n "${APICV:-}" ]; then
 	# Posted-interrupt mistakes: only a platform with APICv runs that code,
-	# and only a Bochs built with emulators/bochs/*.patch gives one.
+	# and only a Bochs with the fixes of docs/reports/bochs-*.md gives one.
 	[ -n "${BOCHS:-}" ] ||
-		die "APICV=1 runs mutants/$KERNEL/apicv/ on bochs-apicv: set BOCHS=/path/to/bochs (emulators/bochs/README.md)"
+		die "APICV=1 runs mutants/$KERNEL/apicv/ on bochs-apicv: set BOCHS=/path/to/bochs, one with the fixes of docs/reports/bochs-*.md"
 	say "APICV=1: posted-interrupt mutants (mutants/$KERNEL/apicv/) under $BOCHS"
 	MUTANTS=("$TOP"/mutants/$KERNEL/apicv/${MUTANT:-*}.patch)
 	if [ ! -e "${MUTANTS[0]}" ]; then

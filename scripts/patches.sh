@@ -73,6 +73,11 @@ COMPAT=$TOP/compat/$KERNEL	# lib/ files replaced for this kernel's kvm_util,
 KVM_UTIL=$COMPAT/kvm_util	# its changes to kvm_util's own files, NAME.diff
 MSGS=$TOP/patches/selftests.msg
 COVER=0000-cover-letter.txt
+# A KSRC= tree that has the series (kernel.sh): its selftests are its own
+if [ -f "$KTREE/.kvmipi-own-series" ]; then
+	say "KSRC=$KSRC has the series already: patches/$KERNEL/ is not regenerated from it"
+	exit 0
+fi
 base_mk=$KTREE/.kvmipi-pristine/$KVM/$KVM_MAKEFILE
 [ -f "$base_mk" ] || die "no pristine $KVM/$KVM_MAKEFILE: run 'make kernel' first"
 need_cmd git git

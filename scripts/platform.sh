@@ -10,17 +10,23 @@
 #              in turns of at most 32 instructions), running tests-2cpu.list
 #   bochs-apicv, bochs-apicv-2cpu
 #              bochs-vmx with APICv (posted interrupts), under a Bochs whose
-#              posted interrupts work: BOCHS=/path/to/bochs, built with
-#              emulators/bochs/*.patch (Debian's do not: docs/platforms.md)
+#              posted interrupts work: BOCHS=/path/to/bochs, one with the fixes
+#              of docs/reports/bochs-*.md (Debian's do not: docs/platforms.md)
+#   bochs-vmx-stock
+#              bochs-vmx booting the kernel without the series' KVM patches
+#              (scripts/kernel.sh --stock), as kselftest CI runs mainline
+#              until they are merged: the path points SKIP, the rest runs
 #   qemu-svm   QEMU TCG, EPYC + SVM + NPT, 1 CPU: no NRIP save, no fastpath
-#   qemu-kvm   QEMU with KVM and nested virtualization (needs /dev/kvm)
-#   host       the running kernel (a patched machine)
+#   qemu-kvm   the system's QEMU (qemu-system-x86_64 on PATH, or QEMU=) with
+#              KVM and nested virtualization (needs a usable /dev/kvm)
+#   host       the running kernel, no emulator (scripts/host.sh)
 # Every emulator run has a wall-clock limit and is killed with its whole
 # process group when it ends, hangs or its guest kernel panics.
 # QEMU_SVM_SMP=N, BOCHS_CPUS=N: that many emulated CPUs instead of one
 # (scripts/smp-repro.sh), QEMU_TCG_THREAD=multi: QEMU's CPUs on threads of
-# their own; QEMU=PATH: another QEMU (default: Debian unstable's,
-# scripts/emulators.sh); PLATFORM_LIMIT=S: the wall-clock limit.
+# their own; QEMU=PATH: another QEMU (qemu-svm's default: Debian unstable's,
+# scripts/emulators.sh; qemu-kvm's: the system's); PLATFORM_LIMIT=S: the
+# wall-clock limit.
 #
 # usage: platform.sh PLATFORM OUTDIR
 set -euo pipefail
@@ -30,8 +36,6 @@ platform=$1
 out=$2
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}	# per test, seconds of guest time
 CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
-# TIME_SCALE=N: the tests' time bounds N times longer (KVM_SELFTEST_TIME_SCALE)
-[ -z "${TIME_SCALE:-}" ] || CMDLINE="$CMDLINE kvmipi.time_scale=$TIME_SCALE"
 # LOAD=N[,M]: N spinning and M sleeping processes beside the tests (guest-init.sh)
 [ -z "${LOAD:-}" ] || CMDLINE="$CMDLINE kvmipi.load=$LOAD"
 # EXTRA_CMDLINE: more for the test kernel (a mutant's "Cmdline: ", debugging)
@@ -39,7 +43,7 @@ CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
 
 # platform: wall-clock limit (s), memory of the emulated machine (MiB)
 declare -A LIMIT=([bochs-vmx]=1500 [bochs-svm]=1500 [bochs-vmx-2cpu]=1500 [bochs-svm-2cpu]=1500
-		 [bochs-apicv]=1500 [bochs-apicv-2cpu]=1500
+		 [bochs-vmx-stock]=1500 [bochs-apicv]=1500 [bochs-apicv-2cpu]=1500
 		 [qemu-svm]=600 [qemu-kvm]=600 [host]=1800)
 MEM=1024
 BOCHS_IPS= BOCHS_CMDLINE=
@@ -53,6 +57,7 @@ if [ -n "$DEBUG" ]; then
 	# kernel spends on one: the boot stalls after HPET setup.
 	CMDLINE="$CMDLINE kvmipi.kselftest_timeout=$TEST_TIMEOUT"
 	LIMIT=([bochs-vmx]=3000 [bochs-svm]=3000 [bochs-vmx-2cpu]=3000 [bochs-svm-2cpu]=3000
+	       [bochs-vmx-stock]=3000
 	       [qemu-svm]=1200 [qemu-kvm]=1200 [host]=1800)
 	BOCHS_IPS=", ips=50000000"
 	# With BUG=y the tigerlake model's inconsistent CPUID (HT without a
@@ -85,10 +90,11 @@ base=${platform%-2cpu}
 case $platform in
 *-2cpu) CMDLINE="$CMDLINE kvmipi.list=tests-2cpu.list idle=halt" BOCHS_CPUS=2 ;;
 bochs-vmx) CMDLINE="$CMDLINE kvmipi.nonroot" ;;
+*-stock) CMDLINE="$CMDLINE kvmipi.list=tests-stock.list" BZIMAGE=$STOCK_BZIMAGE ;;
 esac
 
 mkdir -p "$out"
-rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator
+rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator "$out"/tests.list
 
 emu_pid=
 cleanup() {
@@ -137,12 +143,9 @@ watch_emulator() {
 	echo "$((SECONDS - start))" >"$out/wall_seconds"
 }
 
-# QEMU from Debian unstable (scripts/emulators.sh): Debian 12's 7.2 lets
-# interrupts into a nested guest inside STI's shadow.
+# run_qemu QEMU ACCEL CPU CPUS
 run_qemu() {
-	local accel=$1 cpu=$2 smp=$3 qemu
-	qemu=${QEMU:-$("$TOP/scripts/emulators.sh" --print)}
-	[ -n "$qemu" ] || die "$platform runs Debian unstable's QEMU: run 'make deps' (scripts/emulators.sh)"
+	local qemu=$1 accel=$2 cpu=$3 smp=$4
 	"$qemu" --version | head -1 >"$out/emulator"
 	watch_emulator "$qemu" -accel "$accel" -cpu "$cpu" -smp "$smp" \
 		-m "$MEM" -kernel "$BZIMAGE" -initrd "$INITRAMFS" \
@@ -151,15 +154,15 @@ run_qemu() {
 }
 
 make_iso() {
-	local iso_root=$out/iso
+	local iso_root=$out/iso isolinux ldlinux
 	need_cmd xorriso xorriso
-	[ -f /usr/lib/ISOLINUX/isolinux.bin ] || die "isolinux.bin missing: apt-get install isolinux"
-	[ -f /usr/lib/syslinux/modules/bios/ldlinux.c32 ] ||
-		die "ldlinux.c32 missing: apt-get install syslinux-common"
+	isolinux=$(first_file "$ISOLINUX_FILES")
+	[ -n "$isolinux" ] || die "isolinux.bin missing: apt-get install isolinux (dnf install syslinux)"
+	ldlinux=$(first_file "$LDLINUX_FILES")
+	[ -n "$ldlinux" ] || die "ldlinux.c32 missing: apt-get install syslinux-common (dnf install syslinux)"
 	rm -rf "$iso_root"
 	mkdir -p "$iso_root/isolinux"
-	cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 \
-		"$iso_root/isolinux/"
+	cp "$isolinux" "$ldlinux" "$iso_root/isolinux/"
 	cp "$BZIMAGE" "$iso_root/bzImage"
 	cp "$INITRAMFS" "$iso_root/initrd"
 	printf 'default kvmipi\nprompt 0\nlabel kvmipi\n  kernel /bzImage\n  append initrd=/initrd %s\n' \
@@ -188,16 +191,18 @@ rfb_unlock() {
 }
 
 run_bochs() {
-	local model=$1
+	local model=$1 bios vgabios
 	[ -n "${BOCHS:-}" ] || need_cmd bochs bochs
-	[ -f /usr/share/bochs/BIOS-bochs-latest ] || die "Bochs BIOS missing: apt-get install bochsbios"
-	[ -f /usr/share/vgabios/vgabios.bin ] || die "VGA BIOS missing: apt-get install vgabios"
+	bios=$(first_file "$BOCHS_BIOS_FILES")
+	[ -n "$bios" ] || die "Bochs BIOS missing: apt-get install bochsbios (dnf install bochs-bios)"
+	vgabios=$(first_file "$VGABIOS_FILES")
+	[ -n "$vgabios" ] || die "VGA BIOS missing: apt-get install vgabios (dnf install vgabios)"
 	make_iso
 	cat >"$out/bochsrc" <<-BOCHSRC
 	megs: $MEM
 	cpu: model=$model, count=${BOCHS_CPUS:-1}, reset_on_triple_fault=0$BOCHS_IPS
-	romimage: file=/usr/share/bochs/BIOS-bochs-latest
-	vgaromimage: file=/usr/share/vgabios/vgabios.bin
+	romimage: file=$bios
+	vgaromimage: file=$vgabios
 	ata0-master: type=cdrom, path=$out/boot.iso, status=inserted
 	boot: cdrom
 	clock: sync=none
@@ -214,28 +219,32 @@ run_bochs() {
 }
 
 run_host() {
-	host_has_kvm || die "PLATFORMS=host needs a usable /dev/kvm (CPU with vmx or svm) on this machine"
-	local start=$SECONDS
-	sed 's/^/@@ /' < <(sh "$TOP/scripts/suite.sh" "$TESTS_OUT" "$TEST_TIMEOUT" "$TESTS_LIST") \
-		>"$out/console.log"
-	echo "$((SECONDS - start))" >"$out/wall_seconds"
+	TEST_TIMEOUT=$TEST_TIMEOUT HOST_LIMIT=${LIMIT[host]} \
+		"$TOP/scripts/host.sh" "$TESTS_OUT" "$TESTS_LIST" "$out"
 }
 
 case "$platform" in
-bochs-vmx|bochs-vmx-2cpu) run_bochs tigerlake ;;
+bochs-vmx|bochs-vmx-2cpu|bochs-vmx-stock) run_bochs tigerlake ;;
 bochs-apicv|bochs-apicv-2cpu)
 	[ -n "${BOCHS:-}" ] ||
-		die "$platform needs a Bochs whose VMX posted interrupts work: BOCHS=/path/to/bochs, built with emulators/bochs/*.patch (emulators/bochs/README.md)"
+		die "$platform needs a Bochs whose VMX posted interrupts work: BOCHS=/path/to/bochs, one with the fixes of docs/reports/bochs-*.md"
 	run_bochs tigerlake ;;
 bochs-svm|bochs-svm-2cpu) run_bochs zambezi ;;
 qemu-svm)
 	# One CPU: with two, QEMU's TCG SVM (7.2 and 11.1) delivers interrupts it injects
 	# into L2 a second time, late (a stale exception_index after VMRUN's
 	# event injection; proven in docs/platforms.md); QEMU_SVM_SMP=2 to see it.
-	run_qemu "tcg,thread=${QEMU_TCG_THREAD:-single}" EPYC,+svm,+npt "${QEMU_SVM_SMP:-1}" ;;
+	# QEMU from Debian unstable (scripts/emulators.sh): Debian 12's 7.2
+	# lets interrupts into a nested guest inside STI's shadow.
+	qemu=${QEMU:-$("$TOP/scripts/emulators.sh" --print)}
+	[ -n "$qemu" ] || die "$platform runs Debian unstable's QEMU: run 'make deps' (scripts/emulators.sh), or set QEMU=/path/to/qemu-system-x86_64 (9.1 or later)"
+	run_qemu "$qemu" "tcg,thread=${QEMU_TCG_THREAD:-single}" EPYC,+svm,+npt "${QEMU_SVM_SMP:-1}" ;;
 qemu-kvm)
-	host_has_kvm || die "qemu-kvm needs a usable /dev/kvm (CPU with vmx or svm) on this machine"
-	run_qemu kvm host 2 ;;
+	why=$(kvm_problem nested)
+	[ -z "$why" ] || die "qemu-kvm: $why"
+	qemu=$(qemu_path)
+	[ -n "$qemu" ] || die "qemu-kvm: no qemu-system-x86_64 on PATH: apt-get install qemu-system-x86 (dnf install qemu-system-x86-core), or set QEMU=/path/to/qemu-system-x86_64"
+	run_qemu "$qemu" kvm host 2 ;;
 host) run_host ;;
-*) die "unknown platform '$platform' (bochs-vmx, bochs-svm, bochs-vmx-2cpu, bochs-svm-2cpu, bochs-apicv, bochs-apicv-2cpu, qemu-svm, qemu-kvm, host)" ;;
+*) die "unknown platform '$platform' ($(echo $ALL_PLATFORMS))" ;;
 esac

@@ -3,15 +3,23 @@
 #
 # Draw what the tests measured about the fastpath's policy, per kernel:
 #
-#   policy.png         rows: ICR kinds of x2apic_fastpath_vm_state_test;
-#                      columns: kernel x VM-wide APIC state (bochs-vmx, where
-#                      the fastpath runs)
+#   policy.png         at a glance (README): rows: the ICR kinds of
+#                      x2apic_fastpath_vm_state_test with every vCPU in
+#                      x2APIC mode, and the vPMU gate (any of them while the
+#                      sender's mediated vPMU counts instructions retired);
+#                      columns: kernels (bochs-vmx, where the fastpath runs).
+#                      Where no platform could run the vPMU state, its cell
+#                      is the kernel's rule and says so: 7.2 and later have
+#                      the gate, 6.12 has none (docs/policy.md)
+#   policy-states.png  rows: the same ICR kinds; columns: kernel x VM-wide
+#                      APIC state (bochs-vmx)
 #   policy-matrix.png  rows: the IPI matrix's x2APIC groups; columns:
 #                      kernel x platform
 #
 # A cell's colour is the share of its writes that took the fastpath (by the
-# stat), its label "fast/writes", and "!" marks a cell where a write's path
-# disagreed with the oracle's policy for that kernel.  Reads the "path
+# stat), its label "fast/writes" (or a sixth .tsv field), and "!" marks a
+# cell where a write's path disagreed with the oracle's policy for that
+# kernel.  Reads the "path
 # summary:" and "vm-state path:" lines of build/results/<kernel>/*/console.log;
 # writes the pictures and their .tsv data to build/results/.  Run by make run.
 #
@@ -45,16 +53,18 @@ collect() {
 	done
 }
 
-# draw NAME TITLE: NAME.tsv -> NAME.png
+# draw NAME TITLE: NAME.tsv -> NAME.png; a row's sixth field, where there
+# is one, is its cell's label
 draw() {
-	local tsv=$top/$1.tsv dat=$top/$1.dat nrows ncols
+	local tsv=$top/$1.tsv dat=$top/$1.dat nrows ncols lmargin width caption
 	[ -s "$tsv" ] || { say "$1: nothing measured to draw"; return 0; }
 	rm -f "$tsv".labels "$tsv".rows "$tsv".cols
 	awk -F'\t' '
 		BEGIN { nrows = 0; ncol = 0 }
 		!($2 in row) { row[$2] = nrows; names[nrows++] = $2 }
 		!($1 in col) { col[$1] = ncol; cnames[ncol++] = $1 }
-		{ f[row[$2], col[$1]] += $3; n[row[$2], col[$1]] += $4; d[row[$2], col[$1]] += $5 }
+		{ f[row[$2], col[$1]] += $3; n[row[$2], col[$1]] += $4; d[row[$2], col[$1]] += $5
+		  if (NF > 5) text[row[$2], col[$1]] = $6 }
 		END {
 			for (r = 0; r < nrows; r++) {
 				for (c = 0; c < ncol; c++)
@@ -64,7 +74,9 @@ draw() {
 			for (r = 0; r < nrows; r++) {
 				for (c = 0; c < ncol; c++) {
 					label = "-"
-					if ((r, c) in n)
+					if ((r, c) in text)
+						label = text[r, c]
+					else if ((r, c) in n)
 						label = f[r, c] "/" n[r, c] (d[r, c] ? " !" : "")
 					printf "%d %d \"%s\"\n", c, r, label > (FILENAME ".labels")
 				}
@@ -76,8 +88,14 @@ draw() {
 		}' "$tsv" >"$dat"
 	nrows=$(wc -l <"$dat")
 	ncols=$(wc -l <"$tsv.cols")
+	# the left margin fits the longest row name, the width the columns
+	# and the caption's longest line
+	lmargin=$(awk '{ n = length($0) - length($1) - 3; if (n > m) m = n } END { print m + 2 }' "$tsv.rows")
+	width=$((lmargin * 7 + 120 * ncols + 180))
+	caption=$(printf '%b\n' "$2" | awk '{ if (length($0) > m) m = length($0) } END { print m * 6 + 20 }')
+	[ "$width" -ge "$caption" ] || width=$caption
 	{
-		echo "set terminal pngcairo size $((330 + 120 * ncols)),$((200 + 24 * nrows)) noenhanced font ',9'"
+		echo "set terminal pngcairo size $width,$((200 + 24 * nrows)) noenhanced font ',9'"
 		echo "set output '$top/$1.png'"
 		# a label, not a title: the rotated column names take the top margin
 		echo "set label 1 \"$2\\n'!' marks a write whose path disagreed with the oracle's policy for that kernel\" at screen 0.01, screen 0.98 left front"
@@ -90,15 +108,43 @@ draw() {
 		printf 'set x2tics rotate by 30 left ('
 		awk '{ n = $1; $1 = ""; printf "%s%s %s", (NR > 1 ? ", " : ""), substr($0, 2), n }' "$tsv.cols"
 		echo '); unset xtics'
-		echo "set lmargin 30; set tmargin 12"
+		echo "set lmargin $lmargin; set tmargin 12"
 		echo "plot '$dat' matrix with image, '$tsv.labels' using 1:2:3 with labels"
 	} >"$top/$1.gp"
 	gnuplot "$top/$1.gp"
 	say "$1: $top/$1.png (data: $tsv)"
 }
 
-collect policy bochs-vmx 's/^.*@@ # vm-state path: //p'
-draw policy "x2APIC ICR fastpath by kernel and VM-wide APIC state (bochs-vmx, x2apic_fastpath_vm_state_test)"
+# glance: policy.tsv from policy-states.tsv: the all-x2APIC state's writes
+# per kernel, then the vPMU row, measured or by the kernel's rule
+glance() {
+	local states=$top/policy-states.tsv tsv=$top/policy.tsv k
+	: >"$tsv"
+	[ -s "$states" ] || return 0
+	for k in $kernels; do
+		awk -F'\t' -v k="$k" -v first="$k $FIRST_STATE" -v pmu="$k $PMU_STATE" \
+		    -v row="$PMU_ROW" '
+			$1 == first { print k "\t" $2 "\t" $3 "\t" $4 "\t" $5; f += $3; n += $4
+				      if (!($2 in kind)) { kind[$2] = 1; kinds++ } }
+			$1 == pmu { pf += $3; pn += $4; pd += $5 }
+			END {
+				if (pn)			# measured
+					print k "\t" row "\t" pf "\t" pn "\t" pd
+				else if (k ~ /^6\./)	# no mediated vPMU, no gate
+					print k "\t" row "\t" f "\t" n "\t0\tno gate: as above"
+				else if (n)		# the gate: none of the kinds fast
+					print k "\t" row "\t0\t" kinds "\t0\t0/" kinds " by the rule"
+			}' "$states" >>"$tsv"
+	done
+}
+FIRST_STATE="all x2APIC, two clusters"
+PMU_STATE="mediated PMU counting instructions"
+PMU_ROW="any of them while the sender's vPMU counts instructions"
+
+collect policy-states bochs-vmx 's/^.*@@ # vm-state path: //p'
+draw policy-states "x2APIC ICR fastpath by kernel and VM-wide APIC state (bochs-vmx, x2apic_fastpath_vm_state_test)"
+glance
+draw policy "x2APIC ICR writes that took KVM's fastpath, every vCPU in x2APIC mode\n(bochs-vmx, x2apic_fastpath_vm_state_test); the last row is the kernel's rule\nwhere no platform could run a mediated vPMU"
 # the matrix's fastpath-on run, x2APIC groups only (xAPIC writes are MMIO)
 collect policy-matrix '*' '/@@ # path summary: xapic /d; s/^.*@@ # path summary: //p'
 draw policy-matrix "x2APIC ICR writes of the IPI matrix that took the fastpath, by kernel and platform"

@@ -1,28 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run the suite on each platform of $PLATFORMS (default: every emulated one
-# that is installed, plus qemu-kvm where /dev/kvm exists), keep per platform
+# Run the suite on each platform of $PLATFORMS (default: those this machine
+# can run, scripts/platforms.sh), keep per platform
 # the console log, KTAP and summary under $RESULTS, print a table and end
 # with "N passed, N failed, N skipped".  Exits non-zero on any failure.
 # DEBUG=1 boots the debug kernel (configs/debug.config) and says so.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-default_platforms() {
-	local p=""
-	# bochs-svm-2cpu is left out: under Bochs' SVM an L1 CPU whose vCPU
-	# spins with IF=0 takes no host interrupt, and the two-CPU test
-	# stalls there (docs/platforms.md)
-	command -v bochs >/dev/null 2>&1 && p="$p bochs-vmx bochs-svm bochs-vmx-2cpu"
-	# QEMU: Debian unstable's (scripts/emulators.sh); qemu-svm is a default
-	# platform even when it is missing, so that its absence fails loudly
-	p="$p qemu-svm"
-	host_has_kvm && p="$p qemu-kvm"
-	echo $p
-}
-
-PLATFORMS=${PLATFORMS:-$(default_platforms)}
+PLATFORMS=$(check_platforms) || exit 1
 kernel=
 [ -z "$DEBUG" ] || kernel="DEBUG KERNEL $BZIMAGE (configs/debug.config: lockdep, PROVE_RCU, DEBUG_ATOMIC_SLEEP, DEBUG_LIST, KASAN)"
 [ -z "$kernel" ] || say "$kernel"
@@ -33,13 +20,28 @@ rows=$RESULTS/results.tsv
 # boot_platform P: run the suite on P and parse its console log into
 # $RESULTS/P/rows.tsv and ktap.
 boot_platform() {
-	local p=$1 dir=$RESULTS/$1
+	local p=$1 dir=$RESULTS/$1 list host
+	# The running kernel is one kernel: where this make covers more than
+	# one, only its own series' list runs on it (scripts/kernels.sh).
+	if [ "$p" = host ] && [ "$(echo ${KERNELS:-$KERNEL})" != "$KERNEL" ]; then
+		host=$(KERNEL_ASKED= host_kernel 2>&1) || true
+		if [ "$host" != "$KERNEL" ]; then
+			[ -n "$host" ] && [ "${host#*[^0-9.]}" = "$host" ] &&
+				host="the running kernel takes KERNEL=$host's series"
+			printf '%s\tplatform-start\tskip\t-\t%s\n' "$p" "$host" >"$dir/rows.tsv"
+			say "$p: SKIP on KERNEL=$KERNEL: $host"
+			return
+		fi
+	fi
 	say "$p: booting and running the suite (log: $dir/console.log)"
 	if ! "$TOP/scripts/platform.sh" "$p" "$dir"; then
 		printf '%s\tplatform-start\tfail\t-\t-\n' "$p" >"$dir/rows.tsv"
 		return
 	fi
-	awk -v platform="$p" -v list="$(tests_list_of "$p")" -v rows="$dir/rows.tsv" \
+	# the list that ran: the one the platform wrote (host), else its own
+	list=$dir/tests.list
+	[ -f "$list" ] || list=$(tests_list_of "$p")
+	awk -v platform="$p" -v list="$list" -v rows="$dir/rows.tsv" \
 		-v xfails="$TOP/scripts/expected-failures" \
 		-f "$TOP/scripts/report.awk" "$dir/console.log" >"$dir/ktap"
 	emulator=$(cat "$dir/emulator" 2>/dev/null || true)
@@ -83,8 +85,8 @@ done
 
 echo
 [ -z "$kernel" ] || echo "$kernel"
-printf '%-10s %-54s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
-awk -F'\t' '{ printf "%-10s %-54s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
+printf '%-15s %-54s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
+awk -F'\t' '{ printf "%-15s %-54s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
 # an expected failure (a proven platform defect) counts as passed, and is
 # said apart
 xfail=$(awk -F'\t' '$3 == "xfail"' "$rows" | wc -l)

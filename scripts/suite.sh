@@ -24,9 +24,20 @@
 #
 # A line "TEST [ARGS] @nonroot" runs TEST as the user nobody (where the
 # suite runs as root): whatever needs root must then skip, with the reason.
+# NONROOT_CMD, where set, is the command that drops root instead (the host
+# platform's: scripts/host.sh).
+#
+# kvm.x2apic_icr_fastpath is host-wide: a test that switched it off and was
+# killed by its timeout cannot put it back, so after each test it is put
+# back as this run found it (KVMIPI_SWITCH: the switch's path).  Scratch
+# files go to $TMPDIR.
 dir=$1
 limit=$2
 list=${3:-$dir/tests.list}
+switch=${KVMIPI_SWITCH:-/sys/module/kvm/parameters/x2apic_icr_fastpath}
+switch_found=$(cat "$switch" 2>/dev/null)
+scratch=$(mktemp "${TMPDIR:-/tmp}/suite.XXXXXX") || exit 1
+trap 'rm -f "$scratch"' EXIT
 
 param() {
 	cat "/sys/module/$1/parameters/$2" 2>/dev/null || echo -
@@ -51,6 +62,14 @@ echo "CAPS $(caps) kvm=$([ -c /dev/kvm ] && echo yes || echo no) cpus=$(grep -c 
 must_fail_on_path() {
 	if grep -q 'fastpath=off' "$1"; then
 		echo "# SKIP: the fastpath does not run here, no policy can show"
+		return 4
+	fi
+	if [ "$2" -eq 4 ]; then
+		echo "# SKIP: the test skipped, no policy can show"
+		return 4
+	fi
+	if grep -q 'kernel has no x2apic_icr_fastpath_writes stat' "$1"; then
+		echo "# SKIP: the kernel has no x2apic_icr_fastpath_writes stat, no policy can show"
 		return 4
 	fi
 	if [ "$2" -eq 0 ]; then
@@ -78,10 +97,14 @@ while read -r t args; do
 	echo "TEST $t${wrong:+ @wrong-rule}${user:+ @nonroot}"
 	t0=$(uptime_s)
 	if [ -n "$wrong" ]; then
-		timeout -s KILL "$limit" "$dir/$t" </dev/null >/tmp/wrong-rule.out 2>&1
+		timeout -s KILL "$limit" "$dir/$t" </dev/null >"$scratch" 2>&1
 		rc=$?
-		cat /tmp/wrong-rule.out
-		must_fail_on_path /tmp/wrong-rule.out $rc
+		cat "$scratch"
+		must_fail_on_path "$scratch" $rc
+		rc=$?
+	elif [ -n "$user" ] && [ "$(id -u)" -eq 0 ] && [ -n "${NONROOT_CMD:-}" ]; then
+		# shellcheck disable=SC2086 # a command and its options; a list line's words
+		timeout -s KILL "$limit" $NONROOT_CMD "$dir/$t" $args 2>&1 </dev/null
 		rc=$?
 	elif [ -n "$user" ] && [ "$(id -u)" -eq 0 ]; then
 		# busybox su takes options after the user: the arguments go in
@@ -95,6 +118,14 @@ while read -r t args; do
 		rc=$?
 	fi
 	echo "RC $rc $t0 $(uptime_s)"
+	now=$(cat "$switch" 2>/dev/null)
+	if [ -n "$switch_found" ] && [ "$now" != "$switch_found" ]; then
+		if echo "$switch_found" 2>/dev/null >"$switch"; then
+			echo "# kvm.x2apic_icr_fastpath was left at $now: put back to $switch_found"
+		else
+			echo "# kvm.x2apic_icr_fastpath was left at $now and cannot be put back to $switch_found"
+		fi
+	fi
 	if [ -n "${STOP_ON_FAILURE:-}" ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ]; then
 		echo "STOPPED"
 		break

@@ -68,6 +68,23 @@ for fixture in "$TOP"/scripts/tests/names-*/; do
 	fi
 done
 
+# 2c. The scripts' own tests (scripts/tests/*.test, e.g. the host platform
+# on a fake machine): their "ok - " / "not ok - " lines.
+for t in "$TOP"/scripts/tests/*.test; do
+	name=${t##*/}
+	"$t" "$work/$name" >"$work/$name.out" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*" # SKIP"*) line=${line#ok - }; result skip "${line%% # SKIP*}" ;;
+		"ok - "*) result pass "${line#ok - }" ;;
+		"not ok - "*) result fail "${line#not ok - }" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done <"$work/$name.out"
+	[ "$rc" -eq 0 ] || result fail "$name: exit status $rc" "$work/$name.out"
+done
+
 # 3. Per kernel: patch hygiene and bisectability (scripts/series-hygiene.sh),
 # the kernels side by side: much of it (unpacking, git add, checkpatch,
 # linking) runs on one core, so two of them keep both busy.
