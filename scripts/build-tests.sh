@@ -93,7 +93,7 @@ build_other_rule() {
 	cp -r "$rule/." "$shadow/$KVM_REL/"
 	rm -rf "$out"
 	rsync -a --include='*/' --include='*.o' --include='*.d' --exclude='*' \
-		"$KB/kselftest-build/kvm/" "$out/"
+		"$KB/kselftest-build/kselftest/kvm/" "$out/"
 	command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
 	CCACHE_BASEDIR=$BUILD make -s -C "$shadow/$KVM_REL" -j"$JOBS" OUTPUT="$out" CC="$cc" \
 		KHDR_INCLUDES="-isystem $KOUT/usr/include" LDFLAGS="-static -pthread -no-pie" \

@@ -55,6 +55,9 @@ KVM=tools/testing/selftests/kvm
 RANDOM_SED='s/kvm_random_/guest_random_/g; s/\bkvm_rng\b/guest_rng/g'
 SINGLE_TARGET_RULE="-DKVM_FASTPATH_SINGLE_TARGET -UKVM_FASTPATH_VPMU_GATE"
 FAST_DELIVERY_RULE="-UKVM_FASTPATH_SINGLE_TARGET -DKVM_FASTPATH_VPMU_GATE"
+# 6.18's fast delivery, before the vPMU gate: the wrong rule for 6.12, whose
+# kvm_util has no mediated vPMU to gate on
+UNGATED_FAST_DELIVERY_RULE="-UKVM_FASTPATH_SINGLE_TARGET -UKVM_FASTPATH_VPMU_GATE"
 case $KERNEL in
 6.12)
 	# 6.12's selftests spell the kernel types the C way
@@ -62,7 +65,7 @@ case $KERNEL in
 s/\bu64\b/uint64_t/g; s/\bu32\b/uint32_t/g; s/\bu16\b/uint16_t/g; s/\bu8\b/uint8_t/g;
 s/\bs64\b/int64_t/g; s/\bs32\b/int32_t/g"
 	RULE=$SINGLE_TARGET_RULE
-	OTHER_RULE=$FAST_DELIVERY_RULE ;;
+	OTHER_RULE=$UNGATED_FAST_DELIVERY_RULE ;;
 *)
 	API_SED=
 	RULE=$FAST_DELIVERY_RULE
