@@ -7,10 +7,11 @@
 #              must be caught); writes build/results/summary.md
 #
 # make patches regenerate each kernel's in-tree selftests patches from
-#              selftests/ and lib/
+#              selftests/ and lib/, each with its tree's fastpath rule
+#              (unifdef, scripts/patches.sh)
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
 #
-# KERNEL=6.12, 7.2 or 7.3 (any patches/<kernel>/) works on that kernel only;
+# KERNEL=6.12 or 7.3 (any patches/<kernel>/) works on that kernel only;
 # by default every target covers 6.12 and the newest 7.x whose source the
 # Debian mirror serves (scripts/kernels.sh).
 # KSRC=/path/to/linux uses that tree (a 6.12 or 7.x one) instead of Debian's
