@@ -49,5 +49,9 @@ cp "$TESTS_OUT/kvm/settings" "$root/tests/kvm/"
 while read -r t _; do
 	[ -e "$root/tests/$t" ] || cp "$TESTS_OUT/$t" "$root/tests/$t"
 done < <(cat "$TESTS_LIST" "$TESTS_LIST_2CPU")
+# bochs-svm's build of the tests, where it was made (build-tests.sh)
+for t in "$TESTS_OUT"/kvm/*.poll-idle; do
+	[ ! -e "$t" ] || cp "$t" "$root/tests/kvm/"
+done
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$INITRAMFS"
 say "initramfs ready: $INITRAMFS ($(du -h "$INITRAMFS" | cut -f1))"
