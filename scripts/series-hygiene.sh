@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Patch hygiene of one kernel's series (KERNEL=6.12, 7.2, 7.3): its files and
+# Patch hygiene of one kernel's series (KERNEL=6.12 or 7.3): its files and
 # patches/$KERNEL/series agree, the selftests patches match selftests/ and
 # lib/, every patch is checkpatch --strict clean with that tree's
 # checkpatch.pl, and the series is bisectable
