@@ -174,12 +174,14 @@ static bool vector_illegal(const struct icr_fields *icr)
 	       icr->vector < 16;
 }
 
+#ifdef KVM_IPI_XAPIC
 bool icr_illegal_vector(u64 raw)
 {
 	struct icr_fields icr = icr_decode(raw);
 
 	return vector_illegal(&icr);
 }
+#endif
 
 /*
  * The SDM's table of valid ICR combinations for the Pentium 4 and Xeon

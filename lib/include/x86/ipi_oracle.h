@@ -88,6 +88,7 @@ u64 icr_encode(const struct icr_fields *icr);
 /* E.g. "fixed physical dest=0x2 shorthand=none edge vector=0x40". */
 int icr_format(u64 raw, char *buf, size_t size);
 
+#ifdef KVM_IPI_XAPIC
 /*
  * A fixed or lowest-priority IPI with a vector below 16 is illegal (SDM,
  * "Error Handling"): the sender's ESR records "send illegal vector", and no
@@ -96,6 +97,7 @@ int icr_format(u64 raw, char *buf, size_t size);
 #define ESR_SEND_ILLEGAL_VECTOR	0x20
 
 bool icr_illegal_vector(u64 raw);
+#endif
 
 /* The logical ID an x2APIC derives from its ID: cluster << 16 | 1 << (id & 15). */
 u32 x2apic_logical_id(u32 x2apic_id);
