@@ -72,6 +72,7 @@ enum {
 #endif
 	OP_EXIT,
 };
+
 /* What the sender's write must do to its ICR; the SDM defines no more. */
 enum { ICR_ANY, ICR_WRITTEN, ICR_FAULTS };
 
