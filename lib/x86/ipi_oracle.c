@@ -174,12 +174,14 @@ static bool vector_illegal(const struct icr_fields *icr)
 	       icr->vector < 16;
 }
 
+#ifdef KVM_IPI_XAPIC
 bool icr_illegal_vector(u64 raw)
 {
 	struct icr_fields icr = icr_decode(raw);
 
 	return vector_illegal(&icr);
 }
+#endif
 
 /*
  * The SDM's table of valid ICR combinations for the Pentium 4 and Xeon
@@ -239,8 +241,8 @@ static bool dest_matches(const struct icr_fields *icr, u32 x2apic_id)
 }
 
 /*
- * Shared by both modes: bit i of @dest_matches says whether vCPU i is
- * named by the destination field (used without a shorthand).
+ * Bit i of @dest_matches says whether vCPU i is named by the destination
+ * field (used without a shorthand).
  */
 static struct ipi_expectation expect(const struct icr_fields *icr, unsigned int sender,
 				     unsigned int nr_vcpus, u64 dest_matches)
@@ -313,6 +315,7 @@ struct ipi_expectation ipi_expect(u64 raw, unsigned int sender,
 	return expect(&icr, sender, nr_vcpus, matches);
 }
 
+#ifdef KVM_IPI_XAPIC
 struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
 					const u32 *apic_ids,
 					const u8 *flat_ldr,
@@ -330,6 +333,7 @@ struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
 	}
 	return expect(&icr, sender, nr_vcpus, matches);
 }
+#endif
 
 struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 				     const struct ipi_vm_apics *vm)

@@ -70,6 +70,7 @@ struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat
 	return v;
 }
 
+#ifdef KVM_IPI_XAPIC
 struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
 				   unsigned int known)
 {
@@ -83,6 +84,7 @@ struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
 	}
 	return v;
 }
+#endif
 
 static char y_or_n(bool on)
 {

@@ -13,31 +13,41 @@
 static struct ipi_tally ipi_tally[IPI_ROUND_MAX_VCPUS];
 static u32 ipi_fences_due[IPI_ROUND_MAX_VCPUS];
 static u8 ipi_index_of_id[256];
+#ifdef KVM_IPI_XAPIC
 static bool ipi_xapic;
+#endif
 
 u32 guest_ipi_index(void)
 {
+#ifdef KVM_IPI_XAPIC
 	if (READ_ONCE(ipi_xapic))
 		return ipi_index_of_id[xapic_read_reg(APIC_ID) >> 24];
+#endif
 	return ipi_index_of_id[x2apic_read_reg(APIC_ID) & 0xff];
 }
 
 u8 guest_ipi_write(u64 icr)
 {
-	if (!READ_ONCE(ipi_xapic))
-		return x2apic_write_reg_safe(APIC_ICR, icr);
-
-	/* ICR2 first: writing the low half sends. */
-	xapic_write_reg(APIC_ICR2, icr >> 32);
-	xapic_write_reg(APIC_ICR, (u32)icr);
-	return 0;
+#ifdef KVM_IPI_XAPIC
+	if (READ_ONCE(ipi_xapic)) {
+		/* ICR2 first: writing the low half sends. */
+		xapic_write_reg(APIC_ICR2, icr >> 32);
+		xapic_write_reg(APIC_ICR, (u32)icr);
+		return 0;
+	}
+#endif
+	return x2apic_write_reg_safe(APIC_ICR, icr);
 }
 
 u64 guest_ipi_read(void)
 {
-	if (!READ_ONCE(ipi_xapic))
-		return x2apic_read_reg(APIC_ICR);
-	return (u64)xapic_read_reg(APIC_ICR2) << 32 | xapic_read_reg(APIC_ICR);
+#ifdef KVM_IPI_XAPIC
+	/* Not the delivery status: the write did not set it. */
+	if (READ_ONCE(ipi_xapic))
+		return ((u64)xapic_read_reg(APIC_ICR2) << 32 | xapic_read_reg(APIC_ICR)) &
+		       ~(u64)APIC_ICR_BUSY;
+#endif
+	return x2apic_read_reg(APIC_ICR);
 }
 
 static void guest_ipi_isr(struct ex_regs *regs)
@@ -45,10 +55,13 @@ static void guest_ipi_isr(struct ex_regs *regs)
 	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
 
 	WRITE_ONCE(t->irqs[regs->vector], t->irqs[regs->vector] + 1);
-	if (READ_ONCE(ipi_xapic))
+#ifdef KVM_IPI_XAPIC
+	if (READ_ONCE(ipi_xapic)) {
 		xapic_write_reg(APIC_EOI, 0);
-	else
-		x2apic_write_reg(APIC_EOI, 0);
+		return;
+	}
+#endif
+	x2apic_write_reg(APIC_EOI, 0);
 }
 
 static void guest_ipi_nmi(struct ex_regs *regs)
@@ -95,7 +108,9 @@ void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
 	r->ids = ids;
 	r->tally = addr_gva2hva(vm, (gva_t)ipi_tally);
 	r->fences_due = addr_gva2hva(vm, (gva_t)ipi_fences_due);
+#ifdef KVM_IPI_XAPIC
 	r->xapic = addr_gva2hva(vm, (gva_t)&ipi_xapic);
+#endif
 	for (i = 0; i < nr_vcpus; i++) {
 		TEST_ASSERT(ids[i] < 256, "APIC ID 0x%x above 0xff", ids[i]);
 		ipi_index_of_id[ids[i]] = i;
@@ -105,13 +120,17 @@ void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
 	vm_install_exception_handler(vm, IPI_FENCE_VECTOR, guest_ipi_isr);
 	for (i = 0; i < nr_vectors; i++)
 		vm_install_exception_handler(vm, vectors[i], guest_ipi_isr);
+#ifdef KVM_IPI_XAPIC
 	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
+#endif
 }
 
+#ifdef KVM_IPI_XAPIC
 void ipi_round_to_xapic(struct ipi_round *r)
 {
 	WRITE_ONCE(*r->xapic, true);
 }
+#endif
 
 void ipi_round_fence_due(struct ipi_round *r, unsigned int i)
 {

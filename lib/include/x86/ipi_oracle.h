@@ -29,14 +29,29 @@
  * and so does the model: tests must not write it.
  */
 #define X2APIC_BROADCAST	0xffffffffU
+
+/* @icr aimed at @dest: bits 63:32. */
+static inline u64 icr_with_dest(u64 icr, u32 dest)
+{
+	return icr | (u64)dest << ICR_DEST_SHIFT;
+}
+#ifdef KVM_IPI_XAPIC
+
+/* In xAPIC mode, ICR2:ICR as one value: the destination is bits 63:56. */
 #define XAPIC_BROADCAST		0xffU
 #define XAPIC_DEST_SHIFT	56
 
-/* @icr aimed at @dest: bits 63:32 in x2APIC mode, 63:56 (ICR2:ICR) in xAPIC. */
-static inline u64 icr_with_dest(u64 icr, u32 dest, bool xapic)
+static inline u64 xapic_icr_with_dest(u64 icr, u8 dest)
 {
-	return icr | (u64)dest << (xapic ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
+	return icr | (u64)dest << XAPIC_DEST_SHIFT;
 }
+
+/* @icr aimed at @dest in xAPIC mode if @xapic, else in x2APIC mode. */
+static inline u64 icr_with_apic_dest(u64 icr, u32 dest, bool xapic)
+{
+	return xapic ? xapic_icr_with_dest(icr, dest) : icr_with_dest(icr, dest);
+}
+#endif
 
 enum icr_delivery_mode {
 	ICR_DM_FIXED = 0,
@@ -73,6 +88,7 @@ u64 icr_encode(const struct icr_fields *icr);
 /* E.g. "fixed physical dest=0x2 shorthand=none edge vector=0x40". */
 int icr_format(u64 raw, char *buf, size_t size);
 
+#ifdef KVM_IPI_XAPIC
 /*
  * A fixed or lowest-priority IPI with a vector below 16 is illegal (SDM,
  * "Error Handling"): the sender's ESR records "send illegal vector", and no
@@ -81,6 +97,7 @@ int icr_format(u64 raw, char *buf, size_t size);
 #define ESR_SEND_ILLEGAL_VECTOR	0x20
 
 bool icr_illegal_vector(u64 raw);
+#endif
 
 /* The logical ID an x2APIC derives from its ID: cluster << 16 | 1 << (id & 15). */
 u32 x2apic_logical_id(u32 x2apic_id);
@@ -165,6 +182,7 @@ struct ipi_expectation ipi_expect(u64 raw, unsigned int sender,
 				  const u32 *x2apic_ids,
 				  unsigned int nr_vcpus);
 
+#ifdef KVM_IPI_XAPIC
 /*
  * The same in xAPIC mode, for ICR2:ICR as one value, the flat logical model:
  * vCPU i matches when @flat_ldr[i] (LDR bits 31:24) shares a bit with the
@@ -174,6 +192,7 @@ struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
 					const u32 *apic_ids,
 					const u8 *flat_ldr,
 					unsigned int nr_vcpus);
+#endif
 
 /*
  * What must happen when vCPU @sender of @vm, in x2APIC mode, writes @raw to

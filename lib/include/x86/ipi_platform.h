@@ -35,7 +35,7 @@ static inline u64 ipi_fastpath_hits(struct kvm_vcpu *vcpu, bool have_stat)
 	return have_stat ? vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes) : 0;
 }
 
-/* A KTAP result code (KSFT_*) and, for a skip or an expected failure, why. */
+/* A KTAP result code (KSFT_*) and, unless it is a pass or a failure, why. */
 struct ipi_verdict {
 	int code;
 	const char *why;
@@ -49,6 +49,7 @@ struct ipi_verdict {
 struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat,
 				    u64 hits, int want_hits);
 
+#ifdef KVM_IPI_XAPIC
 /*
  * Checks of which @failed went unlike the SDM and @deviated exactly as KVM
  * is known to, of the @known that KVM is known to get wrong: an expected
@@ -57,6 +58,7 @@ struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat
  */
 struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
 				   unsigned int known);
+#endif
 
 /* One line, e.g. "vmx apicv=N ipiv=N fastpath=live rule=single-target". */
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size);

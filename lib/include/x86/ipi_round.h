@@ -27,10 +27,10 @@ struct ipi_tally {
 /* Guest: this vCPU's index in the host's list of APIC IDs. */
 u32 guest_ipi_index(void);
 
-/*
- * Guest: write the x2APIC ICR, or xAPIC ICR2 (@icr's bits 63:32) then ICR;
- * returns the vector of the fault the write raised, or 0.
- */
+/* Guest: write the ICR; returns the vector of the fault it raised, or 0. */
+#ifdef KVM_IPI_XAPIC
+/* In xAPIC mode (ipi_round_to_xapic()): ICR2 (@icr's bits 63:32), then ICR. */
+#endif
 u8 guest_ipi_write(u64 icr);
 
 /* Guest: the ICR as guest_ipi_write() writes it. */
@@ -48,16 +48,20 @@ struct ipi_round {
 	const u32 *ids;		/* APIC IDs below 256, vCPU i has ids[i] */
 	struct ipi_tally *tally;	/* the guest's, in place */
 	u32 *fences_due;
-	bool *xapic;
+#ifdef KVM_IPI_XAPIC
+	bool *xapic;		/* the guest's: in xAPIC mode */
+#endif
 };
 
 /* Tally NMIs and the interrupts of @vectors, and the fence's, in @vm. */
 void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
 		    unsigned int nr_vcpus, const u8 *vectors,
 		    unsigned int nr_vectors);
+#ifdef KVM_IPI_XAPIC
 
 /* Every vCPU has switched to xAPIC mode, its ID unchanged. */
 void ipi_round_to_xapic(struct ipi_round *r);
+#endif
 
 /* One more fence is due at vCPU @i: say so before it runs to wait for it. */
 void ipi_round_fence_due(struct ipi_round *r, unsigned int i);

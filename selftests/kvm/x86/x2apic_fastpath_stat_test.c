@@ -10,6 +10,12 @@
  * the stat right before and right after each write; vCPU 1 idles in HLT
  * and counts interrupts.  Every wait is bounded by a host deadline.
  */
+#ifdef KVM_FASTPATH_STAT_CHECKS
+/*
+ * Where the fastpath cannot run, the stat must not rise at all; and the
+ * vCPU's debugfs file must show what the binary stats show.
+ */
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -86,7 +92,9 @@ static struct kvm_vm *vm;
 static struct kvm_vcpu *sender, *receiver;
 static struct vcpu_thread receiver_thread;
 static bool have_stat;
+#ifdef KVM_FASTPATH_STAT_CHECKS
 static u64 total_hits;	/* the stat's rise over every case */
+#endif
 
 static double now(void)
 {
@@ -155,7 +163,9 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	icr_format(c->icr, text, sizeof(text));
 
 	hits = send_one(c->icr);
+#ifdef KVM_FASTPATH_STAT_CHECKS
 	total_hits += hits;
+#endif
 	delivered = wait_guest_u32(&receiver_irqs, want_irqs);
 	if (!delivered || read_guest_u32(&receiver_irqs) != want_irqs)
 		ksft_print_msg("%s: receiver ISR count %u, want %u\n", text,
@@ -170,6 +180,7 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	ksft_test_result_code(v.code, name, v.why ? "%s" : NULL, v.why);
 }
 
+#ifdef KVM_FASTPATH_STAT_CHECKS
 /*
  * Where KVM must not take the fastpath at all (SVM without NRIP save: it
  * cannot skip the WRMSR with interrupts off), the stat must not rise: the
@@ -219,6 +230,7 @@ static void check_debugfs(void)
 			       path, text, binary);
 	ksft_test_result(n == 1 && text == binary, "debugfs mirrors the stat\n");
 }
+#endif
 
 int main(void)
 {
@@ -231,7 +243,11 @@ int main(void)
 	platform = ipi_platform_probe();
 
 	ksft_print_header();
+#ifdef KVM_FASTPATH_STAT_CHECKS
 	ksft_set_plan(2 * ARRAY_SIZE(cases) + 2);
+#else
+	ksft_set_plan(2 * ARRAY_SIZE(cases));
+#endif
 
 	vm = vm_create_with_one_vcpu(&sender, sender_code);
 	receiver = vm_vcpu_add(vm, RECEIVER_ID, receiver_code);
@@ -252,8 +268,10 @@ int main(void)
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		run_case(&cases[i], &platform);
+#ifdef KVM_FASTPATH_STAT_CHECKS
 	check_no_fastpath(&platform);
 	check_debugfs();
+#endif
 
 	/*
 	 * Stop the receiver: it rechecks the flag when an interrupt wakes it,

@@ -253,22 +253,23 @@ static void set_icrs(const struct bench_case *bc, bool xapic_mode)
 
 	switch (bc->kind) {
 	case PING_LOGICAL:
-		ping_icr = icr_with_dest(fixed | APIC_DEST_LOGICAL | PING_VECTOR,
-					 1 << RECEIVER_ID, xapic_mode);
-		pong_icr = icr_with_dest(fixed | APIC_DEST_LOGICAL | PONG_VECTOR,
-					 1 << SENDER_ID, xapic_mode);
+		ping_icr = icr_with_apic_dest(fixed | APIC_DEST_LOGICAL | PING_VECTOR,
+					      1 << RECEIVER_ID, xapic_mode);
+		pong_icr = icr_with_apic_dest(fixed | APIC_DEST_LOGICAL | PONG_VECTOR,
+					      1 << SENDER_ID, xapic_mode);
 		break;
 	case PING_NMI:
-		ping_icr = icr_with_dest(APIC_DM_NMI | APIC_INT_ASSERT, RECEIVER_ID, xapic_mode);
-		pong_icr = icr_with_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
+		ping_icr = icr_with_apic_dest(APIC_DM_NMI | APIC_INT_ASSERT, RECEIVER_ID,
+					      xapic_mode);
+		pong_icr = icr_with_apic_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
 		break;
 	case PING_SELF:
 		ping_icr = fixed | APIC_DEST_SELF | PING_VECTOR;
 		pong_icr = fixed | APIC_DEST_SELF | PONG_VECTOR;
 		break;
 	default:
-		ping_icr = icr_with_dest(fixed | PING_VECTOR, RECEIVER_ID, xapic_mode);
-		pong_icr = icr_with_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
+		ping_icr = icr_with_apic_dest(fixed | PING_VECTOR, RECEIVER_ID, xapic_mode);
+		pong_icr = icr_with_apic_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
 		break;
 	}
 }
@@ -304,8 +305,8 @@ static void bench_vm(bool xapic_mode)
 	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
 	xapic = xapic_mode;
 	rx_mode = RX_HALT;
-	wake_icr = icr_with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | PING_VECTOR,
-				 RECEIVER_ID, xapic_mode);
+	wake_icr = icr_with_apic_dest(APIC_DM_FIXED | APIC_INT_ASSERT | PING_VECTOR,
+				      RECEIVER_ID, xapic_mode);
 	sync_global_to_guest(vm, wake_icr);
 	sync_global_to_guest(vm, xapic);
 	sync_global_to_guest(vm, rx_mode);

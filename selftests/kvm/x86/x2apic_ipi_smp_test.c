@@ -438,11 +438,11 @@ static void plan_apic_rounds(void)
 		/* to each vCPU's new physical and logical ID, a vector each */
 		d = 0;
 		for (i = 0; i < NR_VCPUS; i++, d++)
-			p->icr[d] = icr_with_dest(IPI_VECTOR + d, p->id[i], xapic);
+			p->icr[d] = icr_with_apic_dest(IPI_VECTOR + d, p->id[i], xapic);
 		for (i = 0; i < NR_VCPUS; i++, d++)
-			p->icr[d] = icr_with_dest((IPI_VECTOR + d) | APIC_DEST_LOGICAL,
-						  xapic ? p->ldr[i] : x2apic_logical_id(i),
-						  xapic);
+			p->icr[d] = icr_with_apic_dest((IPI_VECTOR + d) | APIC_DEST_LOGICAL,
+						       xapic ? p->ldr[i] : x2apic_logical_id(i),
+						       xapic);
 		p->nr_icrs = d;
 		/* which vCPU changes first, and by how much: a stratified sweep */
 		delay = r * slice + random() % slice;

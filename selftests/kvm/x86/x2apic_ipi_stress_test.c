@@ -277,12 +277,12 @@ static u64 pick_icr(struct kvm_random_state *rng, u32 me, bool xapic, enum kind 
 
 	switch (*kind) {
 	case KIND_PHYSICAL:
-		return icr_with_dest(APIC_DM_FIXED | level | vec, params.apic_ids[t], xapic);
+		return icr_with_apic_dest(APIC_DM_FIXED | level | vec, params.apic_ids[t], xapic);
 	case KIND_LOWEST:
-		return icr_with_dest(APIC_DM_LOWEST | vec, params.apic_ids[t], xapic);
+		return icr_with_apic_dest(APIC_DM_LOWEST | vec, params.apic_ids[t], xapic);
 	case KIND_LOGICAL:
-		return icr_with_dest(APIC_DM_FIXED | APIC_DEST_LOGICAL | level | vec,
-				     logical_dest(rng, t, xapic), xapic);
+		return icr_with_apic_dest(APIC_DM_FIXED | APIC_DEST_LOGICAL | level | vec,
+					  logical_dest(rng, t, xapic), xapic);
 	case KIND_SELF:
 		return APIC_DEST_SELF | vec;
 	case KIND_ALL:
@@ -290,10 +290,10 @@ static u64 pick_icr(struct kvm_random_state *rng, u32 me, bool xapic, enum kind 
 	case KIND_ALL_BUT_SELF:
 		return APIC_DEST_ALLBUT | vec;
 	case KIND_BROADCAST:
-		return icr_with_dest(APIC_DM_FIXED | vec,
-				     xapic ? XAPIC_BROADCAST : X2APIC_BROADCAST, xapic);
+		return icr_with_apic_dest(APIC_DM_FIXED | vec,
+					  xapic ? XAPIC_BROADCAST : X2APIC_BROADCAST, xapic);
 	default:
-		return icr_with_dest(APIC_DM_NMI, params.apic_ids[t], xapic);
+		return icr_with_apic_dest(APIC_DM_NMI, params.apic_ids[t], xapic);
 	}
 }
 
