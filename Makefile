@@ -7,14 +7,17 @@
 #              must be caught); writes build/results/summary.md
 #
 # make patches regenerate each kernel's in-tree selftests patches from
-#              selftests/ and lib/
+#              selftests/ and lib/, each with its tree's fastpath rule
+#              (unifdef, scripts/patches.sh)
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
 #
-# KERNEL=6.12, 7.2 or 7.3 (any patches/<kernel>/) works on that kernel only;
+# KERNEL=6.12 or 7.3 (any patches/<kernel>/) works on that kernel only;
 # by default every target covers 6.12 and the newest 7.x whose source the
 # Debian mirror serves (scripts/kernels.sh).
 # KSRC=/path/to/linux uses that tree (a 6.12 or 7.x one) instead of Debian's
 # linux-source package.  Everything generated goes under build/ (BUILD=...).
+# LOAD=N[,M] loads the test kernel: N processes spin and M wake and sleep
+# beside the tests (kvmipi.load=, scripts/guest-init.sh).
 
 BUILD ?= $(CURDIR)/build
 # The platforms (PLATFORMS=, else those this machine can run), checked first,
@@ -32,7 +35,7 @@ KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) PLATFORMS="$(PLATFORMS)" script
 ifeq ($(KERNELS),)
 $(error no kernel to work on: see the error above)
 endif
-export APICV BOCHS BUILD DEBUG KSRC KERNELS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT TIME_SCALE
+export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT
 EACH = scripts/each-kernel.sh
 
 .PHONY: all deps kernel headers patches tests host-tests initramfs run mutants bench unit check clean

@@ -7,8 +7,22 @@
 #include <unistd.h>
 
 #include "kvm_util.h"
-#include "vcpu_run_within.h"
 #include "vcpu_thread.h"
+
+u64 vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc)
+{
+	struct ucall local;
+	u64 cmd;
+
+	if (!uc)
+		uc = &local;
+	cmd = get_ucall(vcpu, uc);
+	if (cmd == UCALL_ABORT)
+		REPORT_GUEST_ASSERT(*uc);
+	TEST_ASSERT(cmd == UCALL_SYNC || cmd == UCALL_DONE, "vCPU %u: unexpected exit %s",
+		    vcpu->id, exit_reason_str(vcpu->run->exit_reason));
+	return cmd;
+}
 
 static void *vcpu_thread_main(void *arg)
 {

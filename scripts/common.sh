@@ -110,11 +110,10 @@ deb_tarball() {
 }
 DEB_TARBALL=$(deb_tarball "$KERNEL")
 # Where this kernel's KVM selftests keep x86 tests and lists (mainline renamed
-# x86_64 to x86 and moved the lists to Makefile.kvm in 6.14), and the other
-# kernel generation's fastpath policy, which its tests must fail under.
+# x86_64 to x86 and moved the lists to Makefile.kvm in 6.14).
 case $KERNEL in
-6.12) ARCH_DIR=x86_64 KVM_MAKEFILE=Makefile WRONG_POLICY=fast-delivery ;;
-*) ARCH_DIR=x86 KVM_MAKEFILE=Makefile.kvm WRONG_POLICY=single-target ;;
+6.12) ARCH_DIR=x86_64 KVM_MAKEFILE=Makefile ;;
+*) ARCH_DIR=x86 KVM_MAKEFILE=Makefile.kvm ;;
 esac
 FRAGMENT=$TOP/configs/testbed.config		# merged onto tinyconfig
 # reproducible kernel builds

@@ -20,11 +20,29 @@ ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
 
 limit=$(sed -n 's/.*kvmipi.timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
-# every time bound of the tests times this (vcpu_run_within.h)
-scale=$(sed -n 's/.*kvmipi.time_scale=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -z "$scale" ] || export KVM_SELFTEST_TIME_SCALE=$scale
 # make mutants: no more tests after the first failure (suite.sh)
 ! grep -qw kvmipi.stop_on_failure /proc/cmdline || export STOP_ON_FAILURE=1
+
+# kvmipi.load=N[,M] (make run LOAD=N[,M]): a loaded host, N processes that
+# spin and M that wake every millisecond and sleep again, beside the tests
+load=$(sed -n 's/.*kvmipi.load=\([0-9,]*\).*/\1/p' /proc/cmdline)
+spinners=${load%%,*} sleepers=0
+[ "$load" = "${load#*,}" ] || sleepers=${load#*,}
+for i in $(seq 1 "${spinners:-0}"); do sh -c 'while :; do :; done' & done
+for i in $(seq 1 "$sleepers"); do sh -c 'while :; do usleep 1000; done' & done
+[ -z "$load" ] || echo "<5>kvmipi: load: $spinners spinning, $sleepers sleeping" >/dev/kmsg
+
+# kvmipi.poll_idle (bochs-svm): the tests built with a polling safe_halt()
+# replace the real ones, under the same names (scripts/build-tests.sh)
+if grep -qw kvmipi.poll_idle /proc/cmdline; then
+	n=0
+	for f in /tests/kvm/*.poll-idle; do
+		[ -e "$f" ] || continue
+		mv "$f" "${f%.poll-idle}"
+		n=$((n + 1))
+	done
+	echo "<5>kvmipi: $n tests with a polling safe_halt()" >/dev/kmsg
+fi
 
 # the run list: kvmipi.list=NAME on the two-CPU platforms
 list=$(sed -n 's/.*kvmipi.list=\([-a-z0-9.]*\).*/\1/p' /proc/cmdline)

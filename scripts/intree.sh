@@ -65,6 +65,14 @@ command_of() {
 	sed 's/[[:space:]][[:space:]]*#.*$//' <<<"$1"
 }
 
+# The result names said in more than one place, and where README says the
+# series' tests are: built in the tree, and installed (the install puts
+# every test in kselftest/kvm/, whatever its directory)
+RECIPE_FOUND="README.md's recipe found"
+BUILT_DIR=tools/testing/selftests/kvm/$ARCH_DIR
+INSTALLED_DIR=kselftest/kvm
+TESTS_WHERE="the series' tests built in $BUILT_DIR/, installed in $INSTALLED_DIR/"
+
 rm -rf "$W"
 mkdir -p "$LOGS"
 build_lines=$(block build)
@@ -72,14 +80,14 @@ run_lines=$(block run)
 vng_lines=$(block vng)
 if [ -z "$build_lines" ] || [ -z "$run_lines" ]; then
 	echo "README.md has no in-tree build or run block" >"$LOGS/readme.log"
-	result fail "README.md's recipe found" "$LOGS/readme.log"
+	result fail "$RECIPE_FOUND" "$LOGS/readme.log"
 	finish
 fi
 # The series directory: the one line adapted to this checkout.
 n=$(grep -cE '^P=[^[:space:]]*/patches/[0-9]+\.[0-9]+([[:space:]]|$)' <<<"$build_lines")
 if [ "$n" -ne 1 ]; then
 	echo "README.md's build block needs one line 'P=/path/to/.../patches/<kernel>', has $n" >"$LOGS/readme.log"
-	result fail "README.md's recipe found" "$LOGS/readme.log"
+	result fail "$RECIPE_FOUND" "$LOGS/readme.log"
 	finish
 fi
 build_lines=$(sed -E "s#^P=[^[:space:]]*/patches/[0-9]+\.[0-9]+#P=$TOP/patches/$KERNEL#" <<<"$build_lines")
@@ -104,9 +112,10 @@ say "in-tree: source ready in $((SECONDS - start)) s"
 
 # The build block, one line after the other in one shell, from the
 # directory that holds linux/; the first that fails leaves the rest skipped.
-# The commands see what a user's shell has, not the test bed's settings.
-export -n APICV BOCHS BUILD DEBUG KSRC KERNEL KERNELS MUTANT MUTANT_PLATFORMS PLATFORMS \
-	QEMU RESULTS TEST_TIMEOUT TIME_SCALE 2>/dev/null
+# The commands see what a user's shell has, not the test bed's settings
+# (the Makefile's export line, and KERNEL).
+export -n APICV BOCHS BUILD DEBUG KSRC KERNEL KERNELS LOAD MUTANT MUTANT_PLATFORMS PLATFORMS \
+	QEMU RESULTS TEST_TIMEOUT 2>/dev/null
 [ ! -d /usr/lib/ccache ] || export PATH=/usr/lib/ccache:$PATH CCACHE_BASEDIR=$W
 export GIT_AUTHOR_NAME=intree GIT_AUTHOR_EMAIL=intree@localhost
 export GIT_COMMITTER_NAME=intree GIT_COMMITTER_EMAIL=intree@localhost
@@ -138,15 +147,15 @@ if [ -z "$failed" ]; then
 	missing=
 	for t in "$TOP"/selftests/kvm/x86/*.c; do
 		t=$(basename "$t" .c)
-		for f in "$dir/tools/testing/selftests/kvm/$ARCH_DIR/$t" "$dir/kselftest/kvm/$t"; do
-			[ -x "$f" ] || missing="$missing ${f#"$dir"/}"
+		for f in "$BUILT_DIR/$t" "$INSTALLED_DIR/$t"; do
+			[ -x "$dir/$f" ] || missing="$missing $f"
 		done
 	done
 	echo "missing:$missing" >"$LOGS/binaries.log"
 	if [ -z "$missing" ]; then
-		result pass "the series' tests built in tools/testing/selftests/kvm/$ARCH_DIR/, installed in kselftest/kvm/"
+		result pass "$TESTS_WHERE"
 	else
-		result fail "the series' tests built in tools/testing/selftests/kvm/$ARCH_DIR/, installed in kselftest/kvm/" "$LOGS/binaries.log"
+		result fail "$TESTS_WHERE" "$LOGS/binaries.log"
 	fi
 fi
 

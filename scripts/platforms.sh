@@ -202,6 +202,7 @@ missing_needs() {
 	need libc "static libc (libc.a)" libc6-dev glibc-static
 	need cmd rsync rsync rsync
 	need cmd patch patch patch
+	need cmd unifdef unifdef unifdef	# each tree's rule into its series
 	for p in $platforms; do
 		[ "$p" = host ] || kernel_build=1
 	done

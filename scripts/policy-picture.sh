@@ -9,19 +9,22 @@
 #                      sender's mediated vPMU counts instructions retired);
 #                      columns: kernels (bochs-vmx, where the fastpath runs).
 #                      Where no platform could run the vPMU state, its cell
-#                      is the kernel's rule and says so: 7.2 and later have
-#                      the gate, 6.12 has none (docs/policy.md)
+#                      is the kernel's rule and says so: 7.3's has the gate,
+#                      6.12's none (docs/policy.md)
 #   policy-states.png  rows: the same ICR kinds; columns: kernel x VM-wide
 #                      APIC state (bochs-vmx)
 #   policy-matrix.png  rows: the IPI matrix's x2APIC groups; columns:
-#                      kernel x platform
+#                      kernel x platform, but the *-stock platforms (a
+#                      kernel without the series: nothing to draw)
 #
 # A cell's colour is the share of its writes that took the fastpath (by the
 # stat), its label "fast/writes" (or a sixth .tsv field), and "!" marks a
-# cell where a write's path disagreed with the oracle's policy for that
-# kernel.  Reads the "path
-# summary:" and "vm-state path:" lines of build/results/<kernel>/*/console.log;
-# writes the pictures and their .tsv data to build/results/.  Run by make run.
+# cell where a write's path disagreed with the kernel's rule.  Reads the
+# "path summary:" and "vm-state path:" lines of
+# build/results/<kernel>/*/console.log, each test's own run only: not
+# those of the tests built with the other kernel's rule ("@wrong-rule"
+# runs, whose paths must disagree), nor the repeats as non-root; writes the
+# pictures and their .tsv data to build/results/.  Run by make run.
 #
 # usage: policy-picture.sh
 set -euo pipefail
@@ -32,8 +35,9 @@ kernels=${KERNELS:-$("$TOP/scripts/kernels.sh")}
 need_cmd gnuplot gnuplot-nox
 
 # collect NAME PLATFORMS SED: "column<TAB>row<TAB>fast<TAB>writes<TAB>disagree"
-# rows from each kernel's console logs of PLATFORMS ("*" for all), where SED
-# turns a log into "column-suffix: row: N of M fast, D disagree ..." lines.
+# rows from each kernel's console logs of PLATFORMS ("*" for all; never a
+# *-stock one), where SED turns a log into "column-suffix: row: N of M fast,
+# D disagree ..." lines.
 collect() {
 	local tsv=$top/$1.tsv platforms=$2 script=$3 k log p
 	: >"$tsv"
@@ -42,8 +46,12 @@ collect() {
 			[ -f "$log" ] || continue
 			p=${log%/console.log}
 			p=${p##*/}
-			# not the runs under a forced (wrong) policy
-			sed -n "s/\r\$//; /(forced)/d; $script" "$log" |
+			[[ $p != *-stock ]] || continue
+			# a test's own run only: not the tests built with the other
+			# rule, nor the repeats as non-root (each from its "@@ TEST
+			# ... @wrong-rule" or "@nonroot" line to the next "@@ TEST")
+			awk '{ sub(/\r$/, "") } /@@ TEST / { skip = / @(wrong-rule|nonroot)( |$)/ } !skip' "$log" |
+				sed -n "$script" |
 				awk -v k="$k" -v p="$p" -F': ' '{
 					n = split($NF, w, " ")	# "N of M fast, D disagree with POLICY"
 					col = NF > 2 ? k " " $1 : k " " p
@@ -98,7 +106,7 @@ draw() {
 		echo "set terminal pngcairo size $width,$((200 + 24 * nrows)) noenhanced font ',9'"
 		echo "set output '$top/$1.png'"
 		# a label, not a title: the rotated column names take the top margin
-		echo "set label 1 \"$2\\n'!' marks a write whose path disagreed with the oracle's policy for that kernel\" at screen 0.01, screen 0.98 left front"
+		echo "set label 1 \"$2\\n'!' marks a write whose path disagreed with that kernel's rule\" at screen 0.01, screen 0.98 left front"
 		echo "unset key; set cbrange [0:1]; set cblabel 'fraction of writes that took the fastpath'"
 		echo "set palette defined (0 '#f4f4f4', 1 '#d94f2b')"
 		echo "set yrange [$nrows - 0.5:-0.5]; set xrange [-0.5:$ncols - 0.5]"

@@ -95,8 +95,8 @@ line ~ /^RC / && cur != "" {
 }
 
 # A test's own KTAP points: what the platform proved, and what it could not
-# (SKIP).  Not for runs under a wrong policy, whose path points must fail.
-cur != "" && cur !~ /@wrong-policy/ {
+# (SKIP).  Not for runs under the wrong rule, whose path points must fail.
+cur != "" && cur !~ /@wrong-rule/ {
 	desc = line
 	sub(/^(not )?ok [0-9]+ /, "", desc)
 	if (line ~ /^# selftests: [^ ]+: [^ ]+$/) {

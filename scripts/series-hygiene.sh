@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Patch hygiene of one kernel's series (KERNEL=6.12, 7.2, 7.3): its files and
+# Patch hygiene of one kernel's series (KERNEL=6.12 or 7.3): its files and
 # patches/$KERNEL/series agree, the selftests patches match selftests/ and
 # lib/, every patch is checkpatch --strict clean with that tree's
 # checkpatch.pl, and the series is bisectable
@@ -46,6 +46,34 @@ else
 	echo "$missing" >"$work/series.log"
 	result fail "patches: series and files agree" "$work/series.log"
 fi
+
+# Each series numbers its patches [PATCH n/m], n = 1..m in file order (as
+# git format-patch pads them), and its cover letter is [PATCH 0/m]; the
+# inserted lines are its cover letter's diffstat's.
+numbering() {	# numbering NAME DIR
+	local name=$1 dir=$2 m n=0 w p want bad=""
+	m=$(ls "$dir"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | wc -l)
+	[ "$m" -gt 0 ] || return 0
+	w=${#m}
+	grep -q "^Subject: \[PATCH 0/$m\]" "$dir/0000-cover-letter.txt" ||
+		bad="$bad
+0000-cover-letter.txt: want [PATCH 0/$m]"
+	for p in "$dir"/[0-9][0-9][0-9][0-9]-*.patch; do
+		n=$((n + 1))
+		want=$(printf "%0${w}d/%d" "$n" "$m")
+		grep -q "^Subject: \[PATCH $want\]" "$p" || bad="$bad
+${p##*/}: want [PATCH $want]"
+	done
+	echo "# $KERNEL: $name series:$(tail -1 "$dir/0000-cover-letter.txt" | sed 's/^[^,]*,/ /')"
+	if [ -z "$bad" ]; then
+		result pass "patches: the $name series numbers its patches 1/$m..$m/$m"
+	else
+		printf "%s\n" "$bad" | sed "/^$/d" >"$work/numbering.log"
+		result fail "patches: the $name series numbers its patches 1/$m..$m/$m" "$work/numbering.log"
+	fi
+}
+numbering core "$PATCHES"
+numbering follow-up "$PATCHES/$FOLLOW"
 
 if [ -f "$KTREE/.kvmipi-origin" ]; then
 	if "$TOP/scripts/patches.sh" --check >"$work/patches.log" 2>&1; then

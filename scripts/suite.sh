@@ -14,12 +14,13 @@
 # "STOPPED" and run no more; a mutant is caught by one failure, and the rest
 # of the list would only cost time.
 #
-# A line "TEST @wrong-policy=POLICY" runs TEST with KVM_IPI_POLICY=POLICY,
-# the other kernel generation's fastpath rule, and inverts its verdict: it
-# passes only when path points fail ("not ok ...: fastpath +N" or "...:
-# path ...") and every delivery point still passes, which proves this
-# kernel's path checks can fail.  Where the fastpath cannot run
-# ("fastpath=off"), no rule can show: it SKIPs (exit status 4).
+# A line "TEST @wrong-rule" runs TEST, a test built with the other kernel
+# generation's fastpath rule (kvm/*.other-rule, scripts/build-tests.sh),
+# and inverts its verdict: it passes only when path points fail ("not ok
+# ...: fastpath +N" or "...: path ...") and every delivery point still
+# passes, which proves this kernel's path checks can fail.  Where the
+# fastpath cannot run ("fastpath=off"), no rule can show: it SKIPs (exit
+# status 4).
 #
 # A line "TEST [ARGS] @nonroot" runs TEST as the user nobody (where the
 # suite runs as root): whatever needs root must then skip, with the reason.
@@ -57,7 +58,7 @@ uptime_s() {
 }
 
 echo "CAPS $(caps) kvm=$([ -c /dev/kvm ] && echo yes || echo no) cpus=$(grep -c ^processor /proc/cpuinfo)"
-# must_fail_on_path OUTPUT STATUS: the inverted verdict of a wrong-policy run.
+# must_fail_on_path OUTPUT STATUS: the inverted verdict of a wrong-rule run.
 must_fail_on_path() {
 	if grep -q 'fastpath=off' "$1"; then
 		echo "# SKIP: the fastpath does not run here, no policy can show"
@@ -72,7 +73,7 @@ must_fail_on_path() {
 		return 4
 	fi
 	if [ "$2" -eq 0 ]; then
-		echo "# FAIL: every path check passed under the wrong policy"
+		echo "# FAIL: every path check passed under the wrong rule"
 		return 1
 	fi
 	if ! grep -qE '^ *not ok .*(: fastpath \+[0-9]|: path( |$))' "$1"; then
@@ -83,21 +84,20 @@ must_fail_on_path() {
 		echo "# FAIL: a delivery check failed too"
 		return 1
 	fi
-	echo "# ok: path checks failed under the wrong policy, deliveries passed"
+	echo "# ok: path checks failed under the wrong rule, deliveries passed"
 	return 0
 }
 
 while read -r t args; do
-	policy= user=
+	wrong= user=
 	case $args in
-	@wrong-policy=*) policy=${args#@wrong-policy=}; args= ;;
+	@wrong-rule) wrong=1 args= ;;
 	*@nonroot) args=${args%@nonroot} user=nobody ;;
 	esac
-	echo "TEST $t${policy:+ @wrong-policy=$policy}${user:+ @nonroot}"
+	echo "TEST $t${wrong:+ @wrong-rule}${user:+ @nonroot}"
 	t0=$(uptime_s)
-	if [ -n "$policy" ]; then
-		KVM_IPI_POLICY=$policy timeout -s KILL "$limit" "$dir/$t" \
-			</dev/null >"$scratch" 2>&1
+	if [ -n "$wrong" ]; then
+		timeout -s KILL "$limit" "$dir/$t" </dev/null >"$scratch" 2>&1
 		rc=$?
 		cat "$scratch"
 		must_fail_on_path "$scratch" $rc

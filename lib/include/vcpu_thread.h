@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdbool.h>
-#include <stdint.h>
+#include <linux/types.h>
 #include <sys/types.h>
 
 #include "ucall_common.h"
@@ -25,10 +25,16 @@ struct vcpu_thread {
 	pid_t tid;		/* valid once it first ran */
 	sem_t go, stopped;
 	int run_errno;		/* of its last KVM_RUN: 0, or e.g. EINTR */
-	uint64_t ucall;		/* where it stopped: UCALL_SYNC or UCALL_DONE */
+	u64 ucall;		/* where it stopped: UCALL_SYNC or UCALL_DONE */
 	struct ucall uc;	/* with these arguments */
 	bool quit;
 };
+
+/*
+ * The ucall @vcpu stopped at, UCALL_SYNC or UCALL_DONE, into @uc if not
+ * NULL; a guest assert or any other exit fails the test.
+ */
+u64 vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc);
 
 void vcpu_thread_start(struct vcpu_thread *t, struct kvm_vcpu *vcpu);
 

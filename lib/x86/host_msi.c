@@ -6,7 +6,7 @@
 #include "apic.h"
 #include "host_msi.h"
 
-void host_msi_send(struct kvm_vm *vm, uint32_t apic_id, uint8_t vector)
+void host_msi_send(struct kvm_vm *vm, u32 apic_id, u8 vector)
 {
 	struct kvm_msi msi = {
 		.address_lo = APIC_DEFAULT_GPA | apic_id << 12,

@@ -25,37 +25,37 @@ static const char * const shorthand_names[] = {
 	[ICR_SH_ALL_BUT_SELF] = "all-but-self",
 };
 
-struct icr icr_decode(uint64_t raw)
+struct icr_fields icr_decode(u64 raw)
 {
-	struct icr icr = {
-		.vector = raw & ICR_VECTOR_MASK,
-		.mode = (raw & ICR_DM_MASK) >> ICR_DM_SHIFT,
-		.logical = raw & ICR_DEST_LOGICAL,
-		.level_assert = raw & ICR_LEVEL_ASSERT,
-		.level_trigger = raw & ICR_TRIGGER_LEVEL,
-		.shorthand = (raw & ICR_SHORTHAND_MASK) >> ICR_SHORTHAND_SHIFT,
+	struct icr_fields icr = {
+		.vector = raw & APIC_VECTOR_MASK,
+		.mode = (raw & APIC_DM_FIXED_MASK) >> ICR_DM_SHIFT,
+		.logical = raw & APIC_DEST_LOGICAL,
+		.level_assert = raw & APIC_INT_ASSERT,
+		.level_trigger = raw & APIC_INT_LEVELTRIG,
+		.shorthand = (raw & APIC_DEST_ALLBUT) >> ICR_SHORTHAND_SHIFT,
 		.dest = raw >> ICR_DEST_SHIFT,
-		.reserved = raw & X2APIC_ICR_RESERVED,
+		.reserved = raw & X2APIC_RSVD_BITS_MASK,
 	};
 
 	return icr;
 }
 
-uint64_t icr_encode(const struct icr *icr)
+u64 icr_encode(const struct icr_fields *icr)
 {
 	return icr->vector |
-	       (uint64_t)icr->mode << ICR_DM_SHIFT |
-	       (icr->logical ? ICR_DEST_LOGICAL : 0) |
-	       (icr->level_assert ? ICR_LEVEL_ASSERT : 0) |
-	       (icr->level_trigger ? ICR_TRIGGER_LEVEL : 0) |
-	       (uint64_t)icr->shorthand << ICR_SHORTHAND_SHIFT |
-	       (uint64_t)icr->dest << ICR_DEST_SHIFT |
-	       (icr->reserved & X2APIC_ICR_RESERVED);
+	       (u64)icr->mode << ICR_DM_SHIFT |
+	       (icr->logical ? APIC_DEST_LOGICAL : 0) |
+	       (icr->level_assert ? APIC_INT_ASSERT : 0) |
+	       (icr->level_trigger ? APIC_INT_LEVELTRIG : 0) |
+	       (u64)icr->shorthand << ICR_SHORTHAND_SHIFT |
+	       (u64)icr->dest << ICR_DEST_SHIFT |
+	       (icr->reserved & X2APIC_RSVD_BITS_MASK);
 }
 
-int icr_format(uint64_t raw, char *buf, size_t size)
+int icr_format(u64 raw, char *buf, size_t size)
 {
-	struct icr icr = icr_decode(raw);
+	struct icr_fields icr = icr_decode(raw);
 	char extra[48] = "";
 
 	if (icr.reserved)
@@ -70,150 +70,94 @@ int icr_format(uint64_t raw, char *buf, size_t size)
 			icr.vector, extra);
 }
 
-static const char * const policy_names[] = {
-	[IPI_POLICY_SINGLE_TARGET] = "single-target",
-	[IPI_POLICY_FAST_DELIVERY] = "fast-delivery",
-	[IPI_POLICY_FAST_DELIVERY_PMU_GATE] = "fast-delivery-pmu-gate",
-};
-
-const char *ipi_policy_name(enum ipi_policy policy)
+static enum ipi_apic_state apic_state_of(const struct ipi_vm_apics *vm, unsigned int i)
 {
-	return policy_names[policy];
+	return vm && vm->apic ? vm->apic[i] : IPI_APIC_X2APIC;
 }
 
-bool ipi_policy_parse(const char *name, enum ipi_policy *policy)
-{
-	enum ipi_policy p;
-
-	for (p = IPI_POLICY_SINGLE_TARGET; p < NR_IPI_POLICIES; p++) {
-		if (!strcmp(name, policy_names[p])) {
-			*policy = p;
-			return true;
-		}
-	}
-	return false;
-}
-
-bool ipi_policy_is_fast_delivery(enum ipi_policy policy)
-{
-	return policy == IPI_POLICY_FAST_DELIVERY ||
-	       policy == IPI_POLICY_FAST_DELIVERY_PMU_GATE;
-}
-
-/* Fixed, physical, no shorthand, not the broadcast ID. */
-static bool single_target(const struct icr *icr)
+#ifdef KVM_FASTPATH_SINGLE_TARGET
+/*
+ * This kernel's fastpath takes a fixed IPI to one physical destination,
+ * without shorthand and not to the broadcast ID, whatever the other APICs.
+ */
+static bool rule_takes(const struct icr_fields *icr, unsigned int sender,
+		       const struct ipi_vm_apics *vm)
 {
 	return icr->mode == ICR_DM_FIXED && !icr->logical &&
 	       icr->shorthand == ICR_SH_NONE && icr->dest != X2APIC_BROADCAST;
 }
-
+#else
 /*
- * Deliverable through the APIC map: to self, or to the destination field
- * unless it is the broadcast ID (which goes to every APIC, as ALL does).
+ * Logical IDs resolve through the APIC map only while every APIC enabled in
+ * IA32_APIC_BASE uses the same logical model: all of them in x2APIC mode.
  */
-static bool fast_delivery(const struct icr *icr)
-{
-	if (icr->shorthand == ICR_SH_SELF)
-		return true;
-	return icr->shorthand == ICR_SH_NONE && icr->dest != X2APIC_BROADCAST;
-}
-
-static enum apic_state apic_state_of(const struct ipi_vm *vm, unsigned int i)
-{
-	return vm && vm->apic ? vm->apic[i] : APIC_STATE_X2APIC;
-}
-
-/* Every APIC enabled in IA32_APIC_BASE is in x2APIC mode. */
-static bool logical_map_usable(const struct ipi_vm *vm)
+static bool logical_map_usable(const struct ipi_vm_apics *vm)
 {
 	unsigned int i;
 
 	for (i = 0; vm && i < vm->nr_vcpus; i++)
-		if (apic_state_of(vm, i) == APIC_STATE_XAPIC)
+		if (apic_state_of(vm, i) == IPI_APIC_XAPIC)
 			return false;
 	return true;
 }
 
+#ifdef KVM_FASTPATH_VPMU_GATE
 /* vCPU @i's mediated vPMU has a counter enabled that counts instructions. */
-static bool pmu_counts_instructions(const struct ipi_vm *vm, unsigned int i)
+static bool pmu_counts_instructions(const struct ipi_vm_apics *vm, unsigned int i)
 {
 	return vm && vm->pmu_counts_instructions && i < vm->nr_vcpus &&
 	       vm->pmu_counts_instructions[i];
 }
+#endif
 
-bool icr_takes_fastpath_in(uint64_t raw, unsigned int sender,
-			   enum ipi_policy policy, const struct ipi_vm *vm)
+/*
+ * This kernel's fastpath takes any IPI it can deliver through its map of the
+ * VM's APICs: to self, or to the destination field unless that is the
+ * broadcast ID (which goes to every APIC, as ALL does); by logical ID only
+ * while the map resolves them.
+ */
+static bool rule_takes(const struct icr_fields *icr, unsigned int sender,
+		       const struct ipi_vm_apics *vm)
 {
-	struct icr icr = icr_decode(raw);
+#ifdef KVM_FASTPATH_VPMU_GATE
+	/*
+	 * No WRMSR of a sender whose vPMU counts instructions retired is
+	 * emulated in the fastpath: the emulated instruction must be counted.
+	 */
+	if (pmu_counts_instructions(vm, sender))
+		return false;
+#endif
+	if (icr->shorthand == ICR_SH_SELF)
+		return true;
+	if (icr->shorthand != ICR_SH_NONE || icr->dest == X2APIC_BROADCAST)
+		return false;
+	return !icr->logical || logical_map_usable(vm);
+}
+#endif
+
+bool icr_takes_fastpath_in(u64 raw, unsigned int sender, const struct ipi_vm_apics *vm)
+{
+	struct icr_fields icr = icr_decode(raw);
 
 	/* A write that #GPs is never completed, on any path. */
-	if (icr.reserved)
-		return false;
-
-	/*
-	 * From 7.2 (kvm_pmu_is_fastpath_emulation_allowed()), no WRMSR of a
-	 * sender whose vPMU counts instructions retired is emulated in the
-	 * fastpath, whatever it writes and whoever else counts.
-	 */
-	if (policy == IPI_POLICY_FAST_DELIVERY_PMU_GATE &&
-	    pmu_counts_instructions(vm, sender))
-		return false;
-
-	if (!ipi_policy_is_fast_delivery(policy))
-		return single_target(&icr);
-	if (icr.logical && icr.shorthand == ICR_SH_NONE && !logical_map_usable(vm))
-		return false;
-	return fast_delivery(&icr);
+	return !icr.reserved && rule_takes(&icr, sender, vm);
 }
 
-bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy)
+bool icr_takes_fastpath(u64 raw)
 {
-	return icr_takes_fastpath_in(raw, 0, policy, NULL);
+	return icr_takes_fastpath_in(raw, 0, NULL);
 }
 
-/* Did KVM take each write the way @policy says a lone vCPU's write goes? */
-static bool policy_explains(enum ipi_policy policy, const struct ipi_probe_write *w,
-			    unsigned int nr_writes, uint32_t x2apic_id)
-{
-	unsigned int i;
-
-	for (i = 0; i < nr_writes; i++) {
-		const struct ipi_vm vm = {
-			.nr_vcpus = 1, .x2apic_ids = &x2apic_id,
-			.pmu_counts_instructions = &w[i].pmu_counts_instructions,
-		};
-
-		if (icr_takes_fastpath_in(w[i].icr, 0, policy, &vm) != w[i].fast)
-			return false;
-	}
-	return true;
-}
-
-bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_writes,
-			     uint32_t x2apic_id, enum ipi_policy *policy)
-{
-	enum ipi_policy p;
-
-	for (p = IPI_POLICY_SINGLE_TARGET; p < NR_IPI_POLICIES; p++) {
-		if (policy_explains(p, w, nr_writes, x2apic_id)) {
-			*policy = p;
-			return true;
-		}
-	}
-	return false;
-}
-
-int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p)
+int icr_expected_fastpath_hits(u64 raw, const struct ipi_platform *p)
 {
 	return icr_expected_fastpath_hits_in(raw, 0, p, NULL);
 }
 
-int icr_expected_fastpath_hits_in(uint64_t raw, unsigned int sender,
+int icr_expected_fastpath_hits_in(u64 raw, unsigned int sender,
 				  const struct ipi_platform *p,
-				  const struct ipi_vm *vm)
+				  const struct ipi_vm_apics *vm)
 {
-	if (!p->fastpath_live || !p->policy_known ||
-	    !icr_takes_fastpath_in(raw, sender, p->policy, vm))
+	if (!p->fastpath_live || !icr_takes_fastpath_in(raw, sender, vm))
 		return 0;
 
 	/*
@@ -224,18 +168,20 @@ int icr_expected_fastpath_hits_in(uint64_t raw, unsigned int sender,
 	return p->ipi_virtualized ? -1 : 1;
 }
 
-static bool vector_illegal(const struct icr *icr)
+static bool vector_illegal(const struct icr_fields *icr)
 {
 	return (icr->mode == ICR_DM_FIXED || icr->mode == ICR_DM_LOWEST) &&
 	       icr->vector < 16;
 }
 
-bool icr_illegal_vector(uint64_t raw)
+#ifdef KVM_IPI_XAPIC
+bool icr_illegal_vector(u64 raw)
 {
-	struct icr icr = icr_decode(raw);
+	struct icr_fields icr = icr_decode(raw);
 
 	return vector_illegal(&icr);
 }
+#endif
 
 /*
  * The SDM's table of valid ICR combinations for the Pentium 4 and Xeon
@@ -248,7 +194,7 @@ bool icr_illegal_vector(uint64_t raw)
  * all including self, marked invalid with no note, we decide as note 4
  * reads: one APIC of the set the shorthand names takes it.
  */
-static bool icr_combination_valid(const struct icr *icr)
+static bool icr_combination_valid(const struct icr_fields *icr)
 {
 	bool fixed_like = icr->mode == ICR_DM_FIXED || icr->mode == ICR_DM_LOWEST;
 
@@ -276,14 +222,14 @@ static bool icr_combination_valid(const struct icr *icr)
 }
 
 /* x2APIC logical ID: cluster in bits 31:16, one bit of 16 in bits 15:0. */
-uint32_t x2apic_logical_id(uint32_t x2apic_id)
+u32 x2apic_logical_id(u32 x2apic_id)
 {
 	return (x2apic_id >> 4) << 16 | 1U << (x2apic_id & 0xf);
 }
 
-static bool dest_matches(const struct icr *icr, uint32_t x2apic_id)
+static bool dest_matches(const struct icr_fields *icr, u32 x2apic_id)
 {
-	uint32_t ldr;
+	u32 ldr;
 
 	if (icr->dest == X2APIC_BROADCAST)
 		return true;
@@ -295,14 +241,14 @@ static bool dest_matches(const struct icr *icr, uint32_t x2apic_id)
 }
 
 /*
- * Shared by both modes: bit i of @dest_matches says whether vCPU i is
- * named by the destination field (used without a shorthand).
+ * Bit i of @dest_matches says whether vCPU i is named by the destination
+ * field (used without a shorthand).
  */
-static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
-				     unsigned int nr_vcpus, uint64_t dest_matches)
+static struct ipi_expectation expect(const struct icr_fields *icr, unsigned int sender,
+				     unsigned int nr_vcpus, u64 dest_matches)
 {
 	struct ipi_expectation e = { .fate = IPI_FATE_EACH, .targets = 0 };
-	uint64_t all = nr_vcpus >= 64 ? ~0ULL : (1ULL << nr_vcpus) - 1;
+	u64 all = nr_vcpus >= 64 ? ~0ULL : (1ULL << nr_vcpus) - 1;
 
 	/* INIT level de-assert, whatever the destination: nothing is sent. */
 	if (icr->mode == ICR_DM_INIT && icr->level_trigger && !icr->level_assert)
@@ -352,13 +298,13 @@ static struct ipi_expectation expect(const struct icr *icr, unsigned int sender,
 	return e;
 }
 
-struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
-				  const uint32_t *x2apic_ids,
+struct ipi_expectation ipi_expect(u64 raw, unsigned int sender,
+				  const u32 *x2apic_ids,
 				  unsigned int nr_vcpus)
 {
-	struct icr icr = icr_decode(raw);
+	struct icr_fields icr = icr_decode(raw);
 	struct ipi_expectation gp = { .fate = IPI_FATE_GP };
-	uint64_t matches = 0;
+	u64 matches = 0;
 	unsigned int i;
 
 	if (icr.reserved)
@@ -369,14 +315,15 @@ struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
 	return expect(&icr, sender, nr_vcpus, matches);
 }
 
-struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
-					const uint32_t *apic_ids,
-					const uint8_t *flat_ldr,
+#ifdef KVM_IPI_XAPIC
+struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
+					const u32 *apic_ids,
+					const u8 *flat_ldr,
 					unsigned int nr_vcpus)
 {
-	struct icr icr = icr_decode(raw & ~X2APIC_ICR_RESERVED);
-	uint8_t dest = raw >> XAPIC_DEST_SHIFT;
-	uint64_t matches = 0;
+	struct icr_fields icr = icr_decode(raw & ~X2APIC_RSVD_BITS_MASK);
+	u8 dest = raw >> XAPIC_DEST_SHIFT;
+	u64 matches = 0;
 	unsigned int i;
 
 	for (i = 0; i < nr_vcpus && i < 64; i++) {
@@ -386,33 +333,34 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
 	}
 	return expect(&icr, sender, nr_vcpus, matches);
 }
+#endif
 
-struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
-				     const struct ipi_vm *vm)
+struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
+				     const struct ipi_vm_apics *vm)
 {
 	struct ipi_expectation e = ipi_expect(raw, sender, vm->x2apic_ids, vm->nr_vcpus);
-	struct icr icr = icr_decode(raw);
+	struct icr_fields icr = icr_decode(raw);
 	bool fixed_like = icr.mode == ICR_DM_FIXED || icr.mode == ICR_DM_LOWEST;
 	unsigned int i;
 
 	if (e.fate == IPI_FATE_GP || e.fate == IPI_FATE_UNDEFINED)
 		return e;
 	for (i = 0; i < vm->nr_vcpus && i < 64; i++) {
-		uint64_t bit = 1ULL << i;
+		u64 bit = 1ULL << i;
 
 		switch (apic_state_of(vm, i)) {
-		case APIC_STATE_HW_DISABLED:
+		case IPI_APIC_HW_DISABLED:
 			e.targets &= ~bit;
 			break;
-		case APIC_STATE_SW_DISABLED:
+		case IPI_APIC_SW_DISABLED:
 			if (fixed_like)
 				e.targets &= ~bit;
 			break;
-		case APIC_STATE_XAPIC:
+		case IPI_APIC_XAPIC:
 			e.unchecked |= e.targets & bit;
 			e.targets &= ~bit;
 			break;
-		case APIC_STATE_X2APIC:
+		case IPI_APIC_X2APIC:
 			break;
 		}
 	}
@@ -421,16 +369,16 @@ struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
 	return e;
 }
 
-bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
+bool ipi_received_as(const struct ipi_expectation *e, const u32 *got,
 		     unsigned int nr_vcpus)
 {
-	uint64_t want = e->fate == IPI_FATE_GP ? 0 : e->targets;
+	u64 want = e->fate == IPI_FATE_GP ? 0 : e->targets;
 	unsigned int i, total = 0;
 
 	if (e->fate == IPI_FATE_UNDEFINED)
 		return true;
 	for (i = 0; i < nr_vcpus && i < 64; i++) {
-		uint64_t bit = 1ULL << i;
+		u64 bit = 1ULL << i;
 
 		if (e->unchecked & bit)
 			continue;
@@ -443,7 +391,7 @@ bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
 	return e->fate != IPI_FATE_ONE_OF || total == 1;
 }
 
-int ipi_format_vcpus(uint64_t set, const uint32_t *ids, unsigned int nr_vcpus,
+int ipi_format_vcpus(u64 set, const u32 *ids, unsigned int nr_vcpus,
 		     char *buf, size_t size)
 {
 	unsigned int i;

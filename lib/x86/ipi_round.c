@@ -4,40 +4,50 @@
  */
 #include "kvm_util.h"
 #include "apic.h"
-#include "guest_hva.h"
-#include "guest_idle.h"
+#include "processor.h"
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_round.h"
 
 /* Guest data, one copy per VM; the host writes it only while vCPUs park. */
 static struct ipi_tally ipi_tally[IPI_ROUND_MAX_VCPUS];
-static uint32_t ipi_fences_due[IPI_ROUND_MAX_VCPUS];
-static uint8_t ipi_index_of_id[256];
+static u32 ipi_fences_due[IPI_ROUND_MAX_VCPUS];
+static u8 ipi_index_of_id[256];
+#ifdef KVM_IPI_XAPIC
 static bool ipi_xapic;
+#endif
 
-uint32_t guest_ipi_index(void)
+u32 guest_ipi_index(void)
 {
+#ifdef KVM_IPI_XAPIC
 	if (READ_ONCE(ipi_xapic))
 		return ipi_index_of_id[xapic_read_reg(APIC_ID) >> 24];
+#endif
 	return ipi_index_of_id[x2apic_read_reg(APIC_ID) & 0xff];
 }
 
-void guest_ipi_write(uint64_t icr)
+u8 guest_ipi_write(u64 icr)
 {
-	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
-
+#ifdef KVM_IPI_XAPIC
 	if (READ_ONCE(ipi_xapic)) {
 		/* ICR2 first: writing the low half sends. */
 		xapic_write_reg(APIC_ICR2, icr >> 32);
-		xapic_write_reg(APIC_ICR, (uint32_t)icr);
-		t->fault = 0;
-		t->readback = (uint64_t)xapic_read_reg(APIC_ICR2) << 32 |
-			      xapic_read_reg(APIC_ICR);
-	} else {
-		t->fault = x2apic_write_reg_safe(APIC_ICR, icr);
-		t->readback = x2apic_read_reg(APIC_ICR);
+		xapic_write_reg(APIC_ICR, (u32)icr);
+		return 0;
 	}
+#endif
+	return x2apic_write_reg_safe(APIC_ICR, icr);
+}
+
+u64 guest_ipi_read(void)
+{
+#ifdef KVM_IPI_XAPIC
+	/* Not the delivery status: the write did not set it. */
+	if (READ_ONCE(ipi_xapic))
+		return ((u64)xapic_read_reg(APIC_ICR2) << 32 | xapic_read_reg(APIC_ICR)) &
+		       ~(u64)APIC_ICR_BUSY;
+#endif
+	return x2apic_read_reg(APIC_ICR);
 }
 
 static void guest_ipi_isr(struct ex_regs *regs)
@@ -45,12 +55,13 @@ static void guest_ipi_isr(struct ex_regs *regs)
 	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
 
 	WRITE_ONCE(t->irqs[regs->vector], t->irqs[regs->vector] + 1);
-	if (READ_ONCE(ipi_xapic))
+#ifdef KVM_IPI_XAPIC
+	if (READ_ONCE(ipi_xapic)) {
 		xapic_write_reg(APIC_EOI, 0);
-	else
-		x2apic_write_reg(APIC_EOI, 0);
-	if (guest_idle_step_over_hlt(regs))
-		WRITE_ONCE(t->in_shadow, t->in_shadow + 1);
+		return;
+	}
+#endif
+	x2apic_write_reg(APIC_EOI, 0);
 }
 
 static void guest_ipi_nmi(struct ex_regs *regs)
@@ -58,11 +69,9 @@ static void guest_ipi_nmi(struct ex_regs *regs)
 	struct ipi_tally *t = &ipi_tally[guest_ipi_index()];
 
 	WRITE_ONCE(t->nmis, t->nmis + 1);
-	if (guest_idle_step_over_hlt(regs))
-		WRITE_ONCE(t->in_shadow, t->in_shadow + 1);
 }
 
-static bool guest_fenced(uint32_t me)
+static bool guest_fenced(u32 me)
 {
 	return READ_ONCE(ipi_tally[me].irqs[IPI_FENCE_VECTOR]) >=
 	       READ_ONCE(ipi_fences_due[me]);
@@ -70,23 +79,25 @@ static bool guest_fenced(uint32_t me)
 
 void guest_ipi_idle_until_fenced(void)
 {
-	uint32_t me = guest_ipi_index();
+	u32 me = guest_ipi_index();
 
-	asm volatile("cli");
-	while (!guest_fenced(me))
-		guest_idle_once();
+	cli();
+	while (!guest_fenced(me)) {
+		safe_halt();
+		cli();
+	}
 }
 
-void guest_ipi_drain(uint32_t windows)
+void guest_ipi_drain(u32 windows)
 {
-	uint32_t me = guest_ipi_index();
+	u32 me = guest_ipi_index();
 
 	while (!guest_fenced(me) && windows--)
-		guest_irq_window();
+		sti_nop_cli();
 }
 
-void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const uint32_t *ids,
-		    unsigned int nr_vcpus, const uint8_t *vectors,
+void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
+		    unsigned int nr_vcpus, const u8 *vectors,
 		    unsigned int nr_vectors)
 {
 	unsigned int i;
@@ -95,9 +106,11 @@ void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const uint32_t *ids,
 	r->vm = vm;
 	r->nr_vcpus = nr_vcpus;
 	r->ids = ids;
-	r->tally = guest_hva(vm, ipi_tally, sizeof(ipi_tally));
-	r->fences_due = guest_hva(vm, ipi_fences_due, sizeof(ipi_fences_due));
-	r->xapic = guest_hva(vm, &ipi_xapic, sizeof(ipi_xapic));
+	r->tally = addr_gva2hva(vm, (gva_t)ipi_tally);
+	r->fences_due = addr_gva2hva(vm, (gva_t)ipi_fences_due);
+#ifdef KVM_IPI_XAPIC
+	r->xapic = addr_gva2hva(vm, (gva_t)&ipi_xapic);
+#endif
 	for (i = 0; i < nr_vcpus; i++) {
 		TEST_ASSERT(ids[i] < 256, "APIC ID 0x%x above 0xff", ids[i]);
 		ipi_index_of_id[ids[i]] = i;
@@ -107,13 +120,17 @@ void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const uint32_t *ids,
 	vm_install_exception_handler(vm, IPI_FENCE_VECTOR, guest_ipi_isr);
 	for (i = 0; i < nr_vectors; i++)
 		vm_install_exception_handler(vm, vectors[i], guest_ipi_isr);
+#ifdef KVM_IPI_XAPIC
 	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
+#endif
 }
 
+#ifdef KVM_IPI_XAPIC
 void ipi_round_to_xapic(struct ipi_round *r)
 {
 	WRITE_ONCE(*r->xapic, true);
 }
+#endif
 
 void ipi_round_fence_due(struct ipi_round *r, unsigned int i)
 {
@@ -125,11 +142,11 @@ void ipi_round_fence(struct ipi_round *r, unsigned int i)
 	host_msi_send(r->vm, r->ids[i], IPI_FENCE_VECTOR);
 }
 
-void ipi_round_collect(const struct ipi_round *r, uint64_t icr,
-		       const struct ipi_tally *before, uint32_t *got,
-		       uint32_t *other)
+void ipi_round_collect(const struct ipi_round *r, u64 icr,
+		       const struct ipi_tally *before, u32 *got,
+		       u32 *other)
 {
-	struct icr d = icr_decode(icr);
+	struct icr_fields d = icr_decode(icr);
 	bool nmi = d.mode == ICR_DM_NMI;
 	unsigned int i, v;
 

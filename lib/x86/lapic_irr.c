@@ -7,12 +7,12 @@
 #include "lapic_irr.h"
 
 /* The IRR's byte that holds @vector, in a KVM_GET_LAPIC image. */
-static uint8_t *irr_byte(struct kvm_lapic_state *lapic, uint8_t vector)
+static u8 *irr_byte(struct kvm_lapic_state *lapic, u8 vector)
 {
-	return (uint8_t *)&lapic->regs[APIC_IRR + (vector / 32) * 0x10 + (vector % 32) / 8];
+	return (u8 *)&lapic->regs[APIC_IRR + (vector / 32) * 0x10 + (vector % 32) / 8];
 }
 
-bool vcpu_irr_test(struct kvm_vcpu *vcpu, uint8_t vector)
+bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector)
 {
 	struct kvm_lapic_state lapic;
 
@@ -20,10 +20,10 @@ bool vcpu_irr_test(struct kvm_vcpu *vcpu, uint8_t vector)
 	return *irr_byte(&lapic, vector) & (1 << (vector % 8));
 }
 
-bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, uint8_t vector)
+bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, u8 vector)
 {
 	struct kvm_lapic_state lapic;
-	uint8_t *byte;
+	u8 *byte;
 
 	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
 	byte = irr_byte(&lapic, vector);

@@ -1,39 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#ifdef KVM_FASTPATH_VPMU_GATE
 /*
  * A mediated vPMU that counts instructions retired; see vpmu_counting.h.
  */
-#include <stdio.h>
-#include <unistd.h>
-
 #include "kvm_util.h"
 #include "pmu.h"
 #include "processor.h"
 #include "vpmu_counting.h"
 
-/*
- * kvm_util's readers fail the test on a parameter that is absent, and
- * kernels before the mediated vPMU have no enable_mediated_pmu.
- */
 const char *vpmu_counting_unsupported(void)
 {
-	const char *module = host_cpu_is_intel ? "kvm_intel" : "kvm_amd";
-	char param[96];
-
-	snprintf(param, sizeof(param), "/sys/module/%s/parameters/enable_mediated_pmu", module);
-	if (access(param, F_OK))
-		return "no enable_mediated_pmu parameter";
-	if (!(host_cpu_is_intel ? get_kvm_intel_param_bool("enable_mediated_pmu") :
-				  get_kvm_amd_param_bool("enable_mediated_pmu")))
-		return "enable_mediated_pmu is off";
-	if (!get_kvm_param_bool("enable_pmu"))
-		return "no PMU";
+	if (!kvm_is_pmu_enabled() || !kvm_is_mediated_pmu_enabled())
+		return "no mediated vPMU (enable_pmu, enable_mediated_pmu)";
 	if (!host_cpu_is_intel)
 		return NULL;
 
 	/* Intel: a PMU with global control and a general-purpose counter. */
 	if (kvm_cpu_property(X86_PROPERTY_PMU_VERSION) < 2 ||
 	    !kvm_cpu_property(X86_PROPERTY_PMU_NR_GP_COUNTERS))
-		return "no PMU";
+		return "no vPMU with global control and a general-purpose counter";
 	if (!kvm_pmu_has(X86_PMU_FEATURE_INSNS_RETIRED))
 		return "no instructions retired event";
 	return NULL;
@@ -56,3 +41,4 @@ void guest_vpmu_count_instructions(void)
 		wrmsr(MSR_K7_EVNTSEL0, AMD_ZEN_INSTRUCTIONS_RETIRED | EVNTSEL_COUNT);
 	}
 }
+#endif /* KVM_FASTPATH_VPMU_GATE */

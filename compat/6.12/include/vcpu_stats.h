@@ -12,12 +12,12 @@
 #define SELFTEST_KVM_VCPU_STATS_H
 
 #include <stdbool.h>
-#include <stdint.h>
+#include <linux/types.h>
 
 struct kvm_vcpu;
 
 bool __vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name);
-uint64_t __vcpu_get_stat(struct kvm_vcpu *vcpu, const char *name);
+u64 __vcpu_get_stat(struct kvm_vcpu *vcpu, const char *name);
 
 /* @stat is the stat's name as an identifier, as in mainline's kvm_util. */
 #define vcpu_has_stat(vcpu, stat) __vcpu_has_stat(vcpu, #stat)

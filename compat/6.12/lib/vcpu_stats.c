@@ -61,11 +61,11 @@ bool __vcpu_has_stat(struct kvm_vcpu *vcpu, const char *name)
 	return find_desc(s, name);
 }
 
-uint64_t __vcpu_get_stat(struct kvm_vcpu *vcpu, const char *name)
+u64 __vcpu_get_stat(struct kvm_vcpu *vcpu, const char *name)
 {
 	struct vcpu_stats_fd *s = stats_fd_of(vcpu);
 	struct kvm_stats_desc *desc;
-	uint64_t value;
+	u64 value;
 
 	TEST_ASSERT(s, "vCPU %u: call vcpu_has_stat() before it runs", vcpu->id);
 	desc = find_desc(s, name);

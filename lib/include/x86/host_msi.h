@@ -7,11 +7,11 @@
 #ifndef SELFTEST_KVM_HOST_MSI_H
 #define SELFTEST_KVM_HOST_MSI_H
 
-#include <stdint.h>
+#include <linux/types.h>
 
 struct kvm_vm;
 
 /* Fixed, edge, physical @apic_id (< 256); fails unless one APIC took it. */
-void host_msi_send(struct kvm_vm *vm, uint32_t apic_id, uint8_t vector);
+void host_msi_send(struct kvm_vm *vm, u32 apic_id, u8 vector);
 
 #endif /* SELFTEST_KVM_HOST_MSI_H */

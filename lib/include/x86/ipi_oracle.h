@@ -2,8 +2,8 @@
 /*
  * An architectural model of x2APIC ICR writes, independent of KVM: how an
  * ICR value decodes, which writes KVM's IPI fastpath may complete, and which
- * vCPUs must receive what.  Pure C without kernel or KVM headers, so that it
- * can be unit tested on any host; hence its own names for the ICR's fields.
+ * vCPUs must receive what.  Plain C on apic.h's names, with nothing of
+ * KVM, so that it can be unit tested on any host.
  *
  * Sources: Intel SDM Vol. 3A, "Interrupt Command Register (ICR)", "Valid
  * Combinations for the Local xAPIC Interrupt Command Register", and the
@@ -14,36 +14,44 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
+#include <linux/types.h>
 
-/* 64-bit x2APIC ICR fields. */
-#define ICR_VECTOR_MASK		0xffULL
+#include "apic.h"
+
+/* The x2APIC ICR's fields beyond apic.h's masks. */
 #define ICR_DM_SHIFT		8
-#define ICR_DM_MASK		0x700ULL
-#define ICR_DEST_LOGICAL	0x800ULL
-#define ICR_DELIVERY_STATUS	0x1000ULL	/* xAPIC "busy"; reserved in x2APIC */
-#define ICR_LEVEL_ASSERT	0x4000ULL
-#define ICR_TRIGGER_LEVEL	0x8000ULL
 #define ICR_SHORTHAND_SHIFT	18
-#define ICR_SHORTHAND_MASK	0xc0000ULL
 #define ICR_DEST_SHIFT		32
 
 /*
- * Bits that must be zero in x2APIC mode (writing them #GPs): 13, 16-17 and
- * 20-31.  Bit 12 is reserved too, but Intel CPUs ignore it while AMD ones
- * fault, so it is left out of the model: tests must not write it.
+ * Bit 12 (delivery status) is reserved in x2APIC mode too, but Intel CPUs
+ * ignore it while AMD ones fault, so X2APIC_RSVD_BITS_MASK leaves it out
+ * and so does the model: tests must not write it.
  */
-#define X2APIC_ICR_RESERVED	0xfff32000ULL	/* bits 31:20, 17:16, 13 */
-
 #define X2APIC_BROADCAST	0xffffffffU
+
+/* @icr aimed at @dest: bits 63:32. */
+static inline u64 icr_with_dest(u64 icr, u32 dest)
+{
+	return icr | (u64)dest << ICR_DEST_SHIFT;
+}
+#ifdef KVM_IPI_XAPIC
+
+/* In xAPIC mode, ICR2:ICR as one value: the destination is bits 63:56. */
 #define XAPIC_BROADCAST		0xffU
 #define XAPIC_DEST_SHIFT	56
 
-/* @icr aimed at @dest: bits 63:32 in x2APIC mode, 63:56 (ICR2:ICR) in xAPIC. */
-static inline uint64_t icr_with_dest(uint64_t icr, uint32_t dest, bool xapic)
+static inline u64 xapic_icr_with_dest(u64 icr, u8 dest)
 {
-	return icr | (uint64_t)dest << (xapic ? XAPIC_DEST_SHIFT : ICR_DEST_SHIFT);
+	return icr | (u64)dest << XAPIC_DEST_SHIFT;
 }
+
+/* @icr aimed at @dest in xAPIC mode if @xapic, else in x2APIC mode. */
+static inline u64 icr_with_apic_dest(u64 icr, u32 dest, bool xapic)
+{
+	return xapic ? xapic_icr_with_dest(icr, dest) : icr_with_dest(icr, dest);
+}
+#endif
 
 enum icr_delivery_mode {
 	ICR_DM_FIXED = 0,
@@ -63,23 +71,24 @@ enum icr_shorthand {
 	ICR_SH_ALL_BUT_SELF = 3,
 };
 
-struct icr {
-	uint8_t vector;
+struct icr_fields {
+	u8 vector;
 	enum icr_delivery_mode mode;
 	bool logical;
 	bool level_assert;
 	bool level_trigger;
 	enum icr_shorthand shorthand;
-	uint32_t dest;
-	uint64_t reserved;	/* the reserved bits that are set */
+	u32 dest;
+	u64 reserved;	/* the reserved bits that are set */
 };
 
-struct icr icr_decode(uint64_t raw);
-uint64_t icr_encode(const struct icr *icr);
+struct icr_fields icr_decode(u64 raw);
+u64 icr_encode(const struct icr_fields *icr);
 
 /* E.g. "fixed physical dest=0x2 shorthand=none edge vector=0x40". */
-int icr_format(uint64_t raw, char *buf, size_t size);
+int icr_format(u64 raw, char *buf, size_t size);
 
+#ifdef KVM_IPI_XAPIC
 /*
  * A fixed or lowest-priority IPI with a vector below 16 is illegal (SDM,
  * "Error Handling"): the sender's ESR records "send illegal vector", and no
@@ -87,108 +96,69 @@ int icr_format(uint64_t raw, char *buf, size_t size);
  */
 #define ESR_SEND_ILLEGAL_VECTOR	0x20
 
-bool icr_illegal_vector(uint64_t raw);
+bool icr_illegal_vector(u64 raw);
+#endif
 
 /* The logical ID an x2APIC derives from its ID: cluster << 16 | 1 << (id & 15). */
-uint32_t x2apic_logical_id(uint32_t x2apic_id);
-
-/*
- * Which ICR writes KVM completes in its fastpath, by kernel generation (the
- * running kernel's is learnt from its behaviour, ipi_policy_of_behaviour()):
- *
- *  - single-target (up to 6.17): a fixed IPI to one physical destination,
- *    without shorthand and not to the broadcast ID.
- *  - fast-delivery (6.18 to 7.1): any IPI that KVM can deliver through its
- *    map of the VM's APICs: every delivery mode, logical destinations and
- *    the self shorthand; not ALL or ALL-BUT-SELF, nor the broadcast ID.
- *  - fast-delivery-pmu-gate (7.2 and later): fast-delivery, but no write
- *    while the sender's mediated vPMU has a counter enabled, locally and
- *    globally, that counts instructions retired: the emulated WRMSR must
- *    then be counted (kvm_pmu_is_fastpath_emulation_allowed()).
- *
- * None completes a write that faults (reserved bits).  The map resolves
- * logical IDs only while every APIC enabled in IA32_APIC_BASE uses the same
- * logical model: one vCPU in xAPIC mode leaves logical IPIs to the slow
- * path.  A hardware-disabled APIC is not in the map; a software-disabled
- * one keeps its mode and IDs.
- */
-enum ipi_policy {
-	IPI_POLICY_SINGLE_TARGET,
-	IPI_POLICY_FAST_DELIVERY,
-	IPI_POLICY_FAST_DELIVERY_PMU_GATE,
-	NR_IPI_POLICIES,
-};
-
-/* "single-target", "fast-delivery" or "fast-delivery-pmu-gate" */
-const char *ipi_policy_name(enum ipi_policy policy);
-
-/* Does @policy take every IPI the APIC map can deliver (6.18 and later)? */
-bool ipi_policy_is_fast_delivery(enum ipi_policy policy);
-
-/* The policy of that name; false if there is none. */
-bool ipi_policy_parse(const char *name, enum ipi_policy *policy);
+u32 x2apic_logical_id(u32 x2apic_id);
 
 /* The state of one vCPU's local APIC, as far as IPIs care. */
-enum apic_state {
-	APIC_STATE_X2APIC,		/* enabled, x2APIC mode */
-	APIC_STATE_XAPIC,		/* enabled, xAPIC mode */
-	APIC_STATE_SW_DISABLED,		/* x2APIC mode, SVR bit 8 clear */
-	APIC_STATE_HW_DISABLED,		/* IA32_APIC_BASE.EN clear */
+enum ipi_apic_state {
+	IPI_APIC_X2APIC,		/* enabled, x2APIC mode */
+	IPI_APIC_XAPIC,		/* enabled, xAPIC mode */
+	IPI_APIC_SW_DISABLED,		/* x2APIC mode, SVR bit 8 clear */
+	IPI_APIC_HW_DISABLED,		/* IA32_APIC_BASE.EN clear */
 };
 
 /* The VM-wide state: vCPU i has x2APIC ID @x2apic_ids[i]. */
-struct ipi_vm {
+struct ipi_vm_apics {
 	unsigned int nr_vcpus;
-	const uint32_t *x2apic_ids;
-	const enum apic_state *apic;	/* NULL: all APIC_STATE_X2APIC */
+	const u32 *x2apic_ids;
+	const enum ipi_apic_state *apic;	/* NULL: all IPI_APIC_X2APIC */
+#ifdef KVM_FASTPATH_VPMU_GATE
 	const bool *pmu_counts_instructions;	/* NULL: none counts */
+#endif
 };
 
-/* Does @policy complete a guest write of @raw in the fastpath? */
-bool icr_takes_fastpath(uint64_t raw, enum ipi_policy policy);
+/* The rule this kernel's fastpath follows (ipi_oracle.c), in words. */
+#ifdef KVM_FASTPATH_SINGLE_TARGET
+#define ICR_FASTPATH_RULE	"single-target"
+#elif defined(KVM_FASTPATH_VPMU_GATE)
+#define ICR_FASTPATH_RULE	"fast-delivery, vPMU gate"
+#else
+#define ICR_FASTPATH_RULE	"fast-delivery"
+#endif
+
+/*
+ * Does this kernel's KVM complete a guest write of @raw in its fastpath?
+ * The rule is the kernel's (see ipi_oracle.c); none completes a write that
+ * faults (reserved bits).
+ */
+bool icr_takes_fastpath(u64 raw);
 
 /*
  * The same, written by vCPU @sender (in x2APIC mode) of the VM @vm (NULL:
  * every APIC enabled in x2APIC mode, no vPMU counting).
  */
-bool icr_takes_fastpath_in(uint64_t raw, unsigned int sender,
-			   enum ipi_policy policy, const struct ipi_vm *vm);
-
-/* A write a lone x2APIC vCPU made, and the path KVM took for it. */
-struct ipi_probe_write {
-	uint64_t icr;
-	bool pmu_counts_instructions;	/* while its vPMU counted instructions */
-	bool fast;			/* completed in the fastpath */
-};
-
-/*
- * The first policy, in enum order, that gives each of the @nr_writes writes
- * of the vCPU with x2APIC ID @x2apic_id the path it took; false if none.
- * Without a write made while the vPMU counted, fast-delivery and its vPMU
- * gate agree on everything, and the older is taken.
- */
-bool ipi_policy_of_behaviour(const struct ipi_probe_write *w, unsigned int nr_writes,
-			     uint32_t x2apic_id, enum ipi_policy *policy);
+bool icr_takes_fastpath_in(u64 raw, unsigned int sender, const struct ipi_vm_apics *vm);
 
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
 	bool fastpath_possible;	/* this KVM on this CPU can run the fastpath */
-	bool fastpath_live;	/* ... and runs it now (kvm.x2apic_icr_fastpath) */
+	bool fastpath_live;	/* ... and runs it now */
 	bool ipi_virtualized;	/* IPIv / x2AVIC: some writes never exit */
-	bool policy_known;	/* probed, or forced by KVM_IPI_POLICY */
-	enum ipi_policy policy;	/* which writes the fastpath takes */
 };
 
 /*
  * Fastpath hits a guest write of @raw must add to the sender's stat: 0 or 1,
  * or -1 when either is correct (IPI virtualization may skip the exit).
  */
-int icr_expected_fastpath_hits(uint64_t raw, const struct ipi_platform *p);
+int icr_expected_fastpath_hits(u64 raw, const struct ipi_platform *p);
 
 /* The same, written by vCPU @sender of @vm, as icr_takes_fastpath_in(). */
-int icr_expected_fastpath_hits_in(uint64_t raw, unsigned int sender,
+int icr_expected_fastpath_hits_in(u64 raw, unsigned int sender,
 				  const struct ipi_platform *p,
-				  const struct ipi_vm *vm);
+				  const struct ipi_vm_apics *vm);
 
 enum ipi_fate {
 	IPI_FATE_GP,		/* the WRMSR faults, nothing is sent */
@@ -200,27 +170,29 @@ enum ipi_fate {
 /* IPI_FATE_EACH with no targets: nothing is delivered. */
 struct ipi_expectation {
 	enum ipi_fate fate;
-	uint64_t targets;	/* bit i: vCPU i (index into x2apic_ids) */
-	uint64_t unchecked;	/* vCPUs whose receipt is not asserted */
+	u64 targets;	/* bit i: vCPU i (index into x2apic_ids) */
+	u64 unchecked;	/* vCPUs whose receipt is not asserted */
 };
 
 /*
  * What must happen when vCPU @sender of @nr_vcpus (at most 64), whose x2APIC
  * IDs are @x2apic_ids, writes @raw to its ICR in x2APIC mode.
  */
-struct ipi_expectation ipi_expect(uint64_t raw, unsigned int sender,
-				  const uint32_t *x2apic_ids,
+struct ipi_expectation ipi_expect(u64 raw, unsigned int sender,
+				  const u32 *x2apic_ids,
 				  unsigned int nr_vcpus);
 
+#ifdef KVM_IPI_XAPIC
 /*
  * The same in xAPIC mode, for ICR2:ICR as one value, the flat logical model:
  * vCPU i matches when @flat_ldr[i] (LDR bits 31:24) shares a bit with the
  * destination.  MMIO writes never fault.
  */
-struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
-					const uint32_t *apic_ids,
-					const uint8_t *flat_ldr,
+struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
+					const u32 *apic_ids,
+					const u8 *flat_ldr,
 					unsigned int nr_vcpus);
+#endif
 
 /*
  * What must happen when vCPU @sender of @vm, in x2APIC mode, writes @raw to
@@ -234,15 +206,15 @@ struct ipi_expectation ipi_expect_xapic(uint64_t raw, unsigned int sender,
  *    target is in .unchecked, and the path is checked all the same.  Tests
  *    send no lowest-priority IPI whose candidates include it.
  */
-struct ipi_expectation ipi_expect_in(uint64_t raw, unsigned int sender,
-				     const struct ipi_vm *vm);
+struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
+				     const struct ipi_vm_apics *vm);
 
 /* Did the IPI land as @e says?  @got[i]: how many times vCPU i took it. */
-bool ipi_received_as(const struct ipi_expectation *e, const uint32_t *got,
+bool ipi_received_as(const struct ipi_expectation *e, const u32 *got,
 		     unsigned int nr_vcpus);
 
 /* The IDs @ids[i] of the vCPUs in @set (bit i: vCPU i), as "{0x0,0x10}". */
-int ipi_format_vcpus(uint64_t set, const uint32_t *ids, unsigned int nr_vcpus,
+int ipi_format_vcpus(u64 set, const u32 *ids, unsigned int nr_vcpus,
 		     char *buf, size_t size);
 
 const char *ipi_fate_name(enum ipi_fate fate);

@@ -12,7 +12,7 @@
 #define SELFTEST_KVM_IPI_ROUND_H
 
 #include <stdbool.h>
-#include <stdint.h>
+#include <linux/types.h>
 
 #include "processor.h"
 
@@ -20,41 +20,48 @@
 #define IPI_ROUND_MAX_VCPUS	8
 
 struct ipi_tally {
-	uint32_t irqs[256];	/* interrupts handled, per vector */
-	uint32_t nmis;
-	uint32_t in_shadow;	/* interrupts and NMIs taken inside STI's shadow */
-	uint32_t fault;		/* vector raised by the last guest_ipi_write(), or 0 */
-	uint64_t readback;	/* the ICR read right after it */
+	u32 irqs[256];	/* interrupts handled, per vector */
+	u32 nmis;
 };
 
 /* Guest: this vCPU's index in the host's list of APIC IDs. */
-uint32_t guest_ipi_index(void);
+u32 guest_ipi_index(void);
 
-/* Guest: write the x2APIC ICR, or xAPIC ICR2 (@icr's bits 63:32) then ICR. */
-void guest_ipi_write(uint64_t icr);
+/* Guest: write the ICR; returns the vector of the fault it raised, or 0. */
+#ifdef KVM_IPI_XAPIC
+/* In xAPIC mode (ipi_round_to_xapic()): ICR2 (@icr's bits 63:32), then ICR. */
+#endif
+u8 guest_ipi_write(u64 icr);
+
+/* Guest: the ICR as guest_ipi_write() writes it. */
+u64 guest_ipi_read(void);
 
 /* Guest, interrupts off: halt until every fence due was handled. */
 void guest_ipi_idle_until_fenced(void);
 
 /* Guest: the same without halting, for at most @windows interrupt windows. */
-void guest_ipi_drain(uint32_t windows);
+void guest_ipi_drain(u32 windows);
 
 struct ipi_round {
 	struct kvm_vm *vm;
 	unsigned int nr_vcpus;
-	const uint32_t *ids;		/* APIC IDs below 256, vCPU i has ids[i] */
+	const u32 *ids;		/* APIC IDs below 256, vCPU i has ids[i] */
 	struct ipi_tally *tally;	/* the guest's, in place */
-	uint32_t *fences_due;
-	bool *xapic;
+	u32 *fences_due;
+#ifdef KVM_IPI_XAPIC
+	bool *xapic;		/* the guest's: in xAPIC mode */
+#endif
 };
 
 /* Tally NMIs and the interrupts of @vectors, and the fence's, in @vm. */
-void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const uint32_t *ids,
-		    unsigned int nr_vcpus, const uint8_t *vectors,
+void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
+		    unsigned int nr_vcpus, const u8 *vectors,
 		    unsigned int nr_vectors);
+#ifdef KVM_IPI_XAPIC
 
 /* Every vCPU has switched to xAPIC mode, its ID unchanged. */
 void ipi_round_to_xapic(struct ipi_round *r);
+#endif
 
 /* One more fence is due at vCPU @i: say so before it runs to wait for it. */
 void ipi_round_fence_due(struct ipi_round *r, unsigned int i);
@@ -66,8 +73,8 @@ void ipi_round_fence(struct ipi_round *r, unsigned int i);
  * many other interrupts from vector 16 up, fences aside, and NMIs (unless
  * @icr sends one) they all handled (@other).
  */
-void ipi_round_collect(const struct ipi_round *r, uint64_t icr,
-		       const struct ipi_tally *before, uint32_t *got,
-		       uint32_t *other);
+void ipi_round_collect(const struct ipi_round *r, u64 icr,
+		       const struct ipi_tally *before, u32 *got,
+		       u32 *other);
 
 #endif /* SELFTEST_KVM_IPI_ROUND_H */

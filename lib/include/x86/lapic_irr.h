@@ -8,14 +8,14 @@
 #define SELFTEST_KVM_LAPIC_IRR_H
 
 #include <stdbool.h>
-#include <stdint.h>
+#include <linux/types.h>
 
 struct kvm_vcpu;
 
 /* Is @vector pending in @vcpu's IRR? */
-bool vcpu_irr_test(struct kvm_vcpu *vcpu, uint8_t vector);
+bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector);
 
 /* The same, and clear it if it was. */
-bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, uint8_t vector);
+bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, u8 vector);
 
 #endif /* SELFTEST_KVM_LAPIC_IRR_H */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+#ifdef KVM_FASTPATH_VPMU_GATE
 /*
- * A guest whose mediated vPMU counts instructions retired: since 7.2 KVM
- * emulates no WRMSR of such a vCPU in its fastpath, so that the counter
- * sees the instruction.
+ * A guest whose mediated vPMU counts instructions retired: KVM emulates no
+ * WRMSR of such a vCPU in its fastpath, so that the counter sees the
+ * instruction.
  */
 #ifndef SELFTEST_KVM_VPMU_COUNTING_H
 #define SELFTEST_KVM_VPMU_COUNTING_H
@@ -17,3 +18,4 @@ const char *vpmu_counting_unsupported(void);
 void guest_vpmu_count_instructions(void);
 
 #endif /* SELFTEST_KVM_VPMU_COUNTING_H */
+#endif /* KVM_FASTPATH_VPMU_GATE */

@@ -2,43 +2,46 @@
 /*
  * The x2apic_icr_fastpath_writes vCPU stat counts exactly the x2APIC ICR
  * writes that KVM completes in its fastpath, where the platform runs it: a
- * fixed physical IPI to another vCPU adds one under both policies, a fixed
- * logical one adds one under fast-delivery (6.18+) and nothing under
- * single-target (6.12), an ALL-BUT-SELF one adds nothing under either; every
- * one of them reaches the receiver's interrupt handler.
+ * fixed physical, a fixed logical and an ALL-BUT-SELF IPI to another vCPU
+ * each add to the sender's stat one or nothing, as this kernel's rule
+ * (ipi_oracle.c) says, and each reaches the receiver's interrupt handler.
  *
  * vCPU 0 sends, one ICR write per host round trip, so that the host reads
  * the stat right before and right after each write; vCPU 1 idles in HLT
  * and counts interrupts.  Every wait is bounded by a host deadline.
  */
+#ifdef KVM_FASTPATH_STAT_CHECKS
+/*
+ * Where the fastpath cannot run, the stat must not rise at all; and the
+ * vCPU's debugfs file must show what the binary stats show.
+ */
+#endif
 #include <time.h>
+#include <unistd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
-#include "guest_idle.h"
 #include "host_msi.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
-#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 #include "vcpu_thread.h"
 
 #define IPI_VECTOR	0xa0
 #define SENDER_ID	0
 #define RECEIVER_ID	1
-#define WAIT_SECONDS	(2 * test_time_scale())	/* guest seconds, any one wait */
+#define WAIT_SECONDS	2	/* any one wait */
 
-static uint64_t icr_to_send;		/* host -> sender; 0 ends the test */
-static uint32_t receiver_ready;
-static uint32_t receiver_irqs;
-static uint32_t receiver_stop;
+static u64 icr_to_send;		/* host -> sender; 0 ends the test */
+static u32 receiver_ready;
+static u32 receiver_irqs;
+static u32 receiver_stop;
 
 static void receiver_isr(struct ex_regs *regs)
 {
 	WRITE_ONCE(receiver_irqs, receiver_irqs + 1);
 	x2apic_write_reg(APIC_EOI, 0);
-	guest_idle_step_over_hlt(regs);
 }
 
 static void receiver_code(void)
@@ -46,15 +49,17 @@ static void receiver_code(void)
 	x2apic_enable();
 	WRITE_ONCE(receiver_ready, 1);
 
-	asm volatile("cli");
-	while (!READ_ONCE(receiver_stop))
-		guest_idle_once();
+	cli();
+	while (!READ_ONCE(receiver_stop)) {
+		safe_halt();
+		cli();
+	}
 	GUEST_DONE();
 }
 
 static void sender_code(void)
 {
-	uint64_t icr;
+	u64 icr;
 
 	x2apic_enable();
 	for (;;) {
@@ -69,16 +74,16 @@ static void sender_code(void)
 
 struct stat_case {
 	const char *name;
-	uint64_t icr;
+	u64 icr;
 };
 
 static const struct stat_case cases[] = {
 	{ "fixed physical IPI to another vCPU",
 	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_PHYSICAL | IPI_VECTOR |
-	  (uint64_t)RECEIVER_ID << 32 },
+	  (u64)RECEIVER_ID << 32 },
 	{ "fixed logical IPI to another vCPU",
 	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_LOGICAL | IPI_VECTOR |
-	  (uint64_t)(1 << RECEIVER_ID) << 32 },
+	  (u64)(1 << RECEIVER_ID) << 32 },
 	{ "fixed all-but-self IPI",
 	  APIC_DM_FIXED | APIC_INT_ASSERT | APIC_DEST_ALLBUT | IPI_VECTOR },
 };
@@ -87,7 +92,9 @@ static struct kvm_vm *vm;
 static struct kvm_vcpu *sender, *receiver;
 static struct vcpu_thread receiver_thread;
 static bool have_stat;
-static uint64_t total_hits;	/* the stat's rise over every case */
+#ifdef KVM_FASTPATH_STAT_CHECKS
+static u64 total_hits;	/* the stat's rise over every case */
+#endif
 
 static double now(void)
 {
@@ -98,9 +105,9 @@ static double now(void)
 }
 
 /* Poll a guest variable until it reaches @want or the deadline passes. */
-static bool wait_guest_u32(uint32_t *gva, uint32_t want)
+static bool wait_guest_u32(u32 *gva, u32 want)
 {
-	uint32_t *hva = addr_gva2hva(vm, (gva_t)gva);
+	u32 *hva = addr_gva2hva(vm, (gva_t)gva);
 	double deadline = now() + WAIT_SECONDS;
 
 	while (READ_ONCE(*hva) < want) {
@@ -111,9 +118,9 @@ static bool wait_guest_u32(uint32_t *gva, uint32_t want)
 	return true;
 }
 
-static uint32_t read_guest_u32(uint32_t *gva)
+static u32 read_guest_u32(u32 *gva)
 {
-	return READ_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)gva));
+	return READ_ONCE(*(u32 *)addr_gva2hva(vm, (gva_t)gva));
 }
 
 /*
@@ -123,14 +130,16 @@ static uint32_t read_guest_u32(uint32_t *gva)
  */
 static void sender_step(void)
 {
-	vcpu_run_within(sender, WAIT_SECONDS);
+	alarm(WAIT_SECONDS);
+	vcpu_run(sender);
+	alarm(0);
 	TEST_ASSERT_EQ(vcpu_sync_or_done(sender, NULL), UCALL_SYNC);
 }
 
 /* Have the sender write @icr once; returns the stat's rise across it. */
-static uint64_t send_one(uint64_t icr)
+static u64 send_one(u64 icr)
 {
-	uint64_t before = ipi_fastpath_hits(sender, have_stat);
+	u64 before = ipi_fastpath_hits(sender, have_stat);
 
 	icr_to_send = icr;
 	sync_global_to_guest(vm, icr_to_send);
@@ -140,20 +149,23 @@ static uint64_t send_one(uint64_t icr)
 
 static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 {
-	const uint32_t ids[] = { SENDER_ID, RECEIVER_ID };
+	const u32 ids[] = { SENDER_ID, RECEIVER_ID };
 	struct ipi_expectation e = ipi_expect(c->icr, 0, ids, 2);
 	int want_hits = icr_expected_fastpath_hits(c->icr, p);
-	uint32_t irqs = read_guest_u32(&receiver_irqs);
-	uint32_t want_irqs = irqs + !!(e.targets & (1 << 1));
-	uint64_t hits;
+	u32 irqs = read_guest_u32(&receiver_irqs);
+	u32 want_irqs = irqs + !!(e.targets & (1 << 1));
+	u64 hits;
 	char text[128], name[96];
+	struct ipi_verdict v;
 	bool delivered;
 
 	TEST_ASSERT(e.fate == IPI_FATE_EACH, "case '%s' must have a defined outcome", c->name);
 	icr_format(c->icr, text, sizeof(text));
 
 	hits = send_one(c->icr);
+#ifdef KVM_FASTPATH_STAT_CHECKS
 	total_hits += hits;
+#endif
 	delivered = wait_guest_u32(&receiver_irqs, want_irqs);
 	if (!delivered || read_guest_u32(&receiver_irqs) != want_irqs)
 		ksft_print_msg("%s: receiver ISR count %u, want %u\n", text,
@@ -162,9 +174,13 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	ksft_test_result(delivered && read_guest_u32(&receiver_irqs) == want_irqs, "%s\n", name);
 
 	snprintf(name, sizeof(name), "%s: path", c->name);
-	ipi_test_result(ipi_path_verdict(p, have_stat, hits, want_hits, name), name);
+	v = ipi_path_verdict(p, have_stat, hits, want_hits);
+	if (v.code == KSFT_FAIL)
+		ksft_print_msg("%s: fastpath +%lu, want +%d\n", text, hits, want_hits);
+	ksft_test_result_code(v.code, name, v.why ? "%s" : NULL, v.why);
 }
 
+#ifdef KVM_FASTPATH_STAT_CHECKS
 /*
  * Where KVM must not take the fastpath at all (SVM without NRIP save: it
  * cannot skip the WRMSR with interrupts off), the stat must not rise: the
@@ -191,7 +207,7 @@ static void check_no_fastpath(const struct ipi_platform *p)
  */
 static void check_debugfs(void)
 {
-	uint64_t binary, text;
+	u64 binary, text;
 	char path[128];
 	FILE *f;
 	int n;
@@ -214,6 +230,7 @@ static void check_debugfs(void)
 			       path, text, binary);
 	ksft_test_result(n == 1 && text == binary, "debugfs mirrors the stat\n");
 }
+#endif
 
 int main(void)
 {
@@ -226,7 +243,11 @@ int main(void)
 	platform = ipi_platform_probe();
 
 	ksft_print_header();
+#ifdef KVM_FASTPATH_STAT_CHECKS
 	ksft_set_plan(2 * ARRAY_SIZE(cases) + 2);
+#else
+	ksft_set_plan(2 * ARRAY_SIZE(cases));
+#endif
 
 	vm = vm_create_with_one_vcpu(&sender, sender_code);
 	receiver = vm_vcpu_add(vm, RECEIVER_ID, receiver_code);
@@ -247,15 +268,17 @@ int main(void)
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		run_case(&cases[i], &platform);
+#ifdef KVM_FASTPATH_STAT_CHECKS
 	check_no_fastpath(&platform);
 	check_debugfs();
+#endif
 
 	/*
 	 * Stop the receiver: it rechecks the flag when an interrupt wakes it,
 	 * here one from the host (KVM_SIGNAL_MSI), which works even where the
 	 * IPIs above were lost.
 	 */
-	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&receiver_stop), 1);
+	WRITE_ONCE(*(u32 *)addr_gva2hva(vm, (gva_t)&receiver_stop), 1);
 	host_msi_send(vm, RECEIVER_ID, IPI_VECTOR);
 	TEST_ASSERT(vcpu_thread_stopped_within(&receiver_thread, WAIT_SECONDS),
 		    "receiver did not stop within %u s", WAIT_SECONDS);
@@ -264,8 +287,10 @@ int main(void)
 
 	icr_to_send = 0;
 	sync_global_to_guest(vm, icr_to_send);
-	vcpu_run_within(sender, WAIT_SECONDS);
-	TEST_ASSERT_EQ(get_ucall(sender, NULL), UCALL_DONE);
+	alarm(WAIT_SECONDS);
+	vcpu_run(sender);
+	alarm(0);
+	TEST_ASSERT_EQ(vcpu_sync_or_done(sender, NULL), UCALL_DONE);
 	kvm_vm_free(vm);
 	ksft_finished();
 }

@@ -12,11 +12,12 @@
  * It is sent either once the receiver's thread sleeps in KVM (the vCPU is
  * halted: KVM must wake it) or before the receiver runs at all (pending on
  * entry: KVM must deliver it when the guest opens its interrupt window).
- * The receiver idles in one of three ways: "sti; hlt; cli", whose HLT runs
- * in STI's interrupt shadow, so that the CPU must take the interrupt at the
- * first boundary after the HLT exit (also with a NOP after the HLT); the
- * suite's own idle, "sti; nop; hlt; cli" (guest_idle.h), whose handler steps
- * over a HLT it interrupted; or polling with interrupts on.  It acknowledges
+ * The receiver idles in one of three ways: "sti; hlt; cli" (safe_halt()),
+ * whose HLT runs in STI's interrupt shadow, so that the CPU must take the
+ * interrupt at the first boundary after the HLT exit (also with a NOP after
+ * the HLT); "sti; nop; hlt; cli", which opens the interrupt window one
+ * instruction before the HLT, and whose handler steps over a HLT it
+ * interrupted; or polling with interrupts on.  It acknowledges
  * each interrupt with an EOI, by MSR in x2APIC mode or by MMIO in xAPIC
  * mode.
  *
@@ -34,10 +35,8 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
-#include "guest_idle.h"
 #include "host_msi.h"
 #include "lapic_irr.h"
-#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 #include "vcpu_thread.h"
 
@@ -45,11 +44,12 @@
 #define SENDER		1
 #define WAKE_VECTOR	0x20
 #define ROUNDS		10
-#define WAIT_SECONDS	(5 * test_time_scale())	/* guest seconds */
+#define WAIT_SECONDS	5
 #define LAPIC_ISR	0x100	/* in struct kvm_lapic_state */
 #define RFLAGS_IF	BIT(9)
+#define HLT_OPCODE	0xf4
 
-enum idle { IDLE_STI_HLT, IDLE_STI_HLT_NOP, IDLE_SUITE, IDLE_POLL };
+enum idle { IDLE_STI_HLT, IDLE_STI_HLT_NOP, IDLE_STI_NOP_HLT, IDLE_POLL };
 enum source { FROM_HOST, FROM_VCPU };
 enum timing { WHILE_HALTED, ON_ENTRY };
 
@@ -69,11 +69,11 @@ static const struct wake_case cases[] = {
 	{ "x2APIC, sti;hlt;nop;cli, MSI from the host pending on entry",
 	  false, IDLE_STI_HLT_NOP, FROM_HOST, ON_ENTRY },
 	{ "x2APIC, sti;nop;hlt;cli, MSI from the host while halted",
-	  false, IDLE_SUITE, FROM_HOST, WHILE_HALTED },
+	  false, IDLE_STI_NOP_HLT, FROM_HOST, WHILE_HALTED },
 	{ "x2APIC, sti;nop;hlt;cli, MSI from the host pending on entry",
-	  false, IDLE_SUITE, FROM_HOST, ON_ENTRY },
+	  false, IDLE_STI_NOP_HLT, FROM_HOST, ON_ENTRY },
 	{ "x2APIC, sti;nop;hlt;cli, IPI from a vCPU pending on entry",
-	  false, IDLE_SUITE, FROM_VCPU, ON_ENTRY },
+	  false, IDLE_STI_NOP_HLT, FROM_VCPU, ON_ENTRY },
 	{ "x2APIC, polling, MSI from the host pending on entry",
 	  false, IDLE_POLL, FROM_HOST, ON_ENTRY },
 	{ "x2APIC, sti;hlt;cli, IPI from a vCPU while halted",
@@ -85,15 +85,15 @@ static const struct wake_case cases[] = {
 	{ "xAPIC, sti;hlt;cli, MSI from the host pending on entry",
 	  true, IDLE_STI_HLT, FROM_HOST, ON_ENTRY },
 	{ "xAPIC, sti;nop;hlt;cli, MSI from the host pending on entry",
-	  true, IDLE_SUITE, FROM_HOST, ON_ENTRY },
+	  true, IDLE_STI_NOP_HLT, FROM_HOST, ON_ENTRY },
 };
 
 /* Host -> guest, written while the receiver is parked. */
-static uint32_t wake_case;
-static uint32_t wanted;
+static u32 wake_case;
+static u32 wanted;
 /* Guest -> host. */
-static uint32_t handled;
-static uint32_t idling;		/* the round the receiver idles in */
+static u32 handled;
+static u32 idling;		/* the round the receiver idles in */
 
 static void guest_isr(struct ex_regs *regs)
 {
@@ -104,24 +104,25 @@ static void guest_isr(struct ex_regs *regs)
 		xapic_write_reg(APIC_EOI, 0);
 	else
 		x2apic_write_reg(APIC_EOI, 0);
-	/* only the suite's idle may be interrupted right before its HLT */
-	if (c->idle == IDLE_SUITE)
-		guest_idle_step_over_hlt(regs);
+	/* only "sti; nop; hlt" may be interrupted right before its HLT */
+	if (c->idle == IDLE_STI_NOP_HLT && *(u8 *)regs->rip == HLT_OPCODE)
+		regs->rip++;
 }
 
-static void receiver_idle(const struct wake_case *c, uint32_t want)
+static void receiver_idle(const struct wake_case *c, u32 want)
 {
-	asm volatile("cli");
+	cli();
 	while (READ_ONCE(handled) < want) {
 		switch (c->idle) {
 		case IDLE_STI_HLT:
-			asm volatile("sti; hlt; cli" ::: "memory");
+			safe_halt();
+			cli();
 			break;
 		case IDLE_STI_HLT_NOP:
 			asm volatile("sti; hlt; nop; cli" ::: "memory");
 			break;
-		case IDLE_SUITE:
-			guest_idle_once();
+		case IDLE_STI_NOP_HLT:
+			asm volatile("sti; nop; hlt; cli" ::: "memory");
 			break;
 		case IDLE_POLL:
 			asm volatile("sti; pause; cli" ::: "memory");
@@ -133,7 +134,7 @@ static void receiver_idle(const struct wake_case *c, uint32_t want)
 static void receiver_main(void)
 {
 	const struct wake_case *c = &cases[READ_ONCE(wake_case)];
-	uint32_t round;
+	u32 round;
 
 	if (c->xapic)
 		xapic_enable();
@@ -152,7 +153,7 @@ static void sender_main(void)
 	for (;;) {
 		GUEST_SYNC(0);
 		x2apic_write_reg(APIC_ICR, APIC_DM_FIXED | WAKE_VECTOR |
-				 (uint64_t)RECEIVER << 32);
+				 (u64)RECEIVER << 32);
 	}
 }
 
@@ -206,8 +207,8 @@ static bool wait_for(bool (*cond)(void), int seconds)
 	return cond();
 }
 
-static uint32_t *host_idling, *host_handled;
-static uint32_t this_round;
+static u32 *host_idling, *host_handled;
+static u32 this_round;
 
 static bool receiver_idles(void)
 {
@@ -228,7 +229,7 @@ static void send_wake(const struct wake_case *c)
 }
 
 struct exit_counts {
-	uint64_t exits, irq_window_exits, halt_exits, irq_injections;
+	u64 exits, irq_window_exits, halt_exits, irq_injections;
 };
 
 static void read_exit_counts(struct kvm_vcpu *vcpu, struct exit_counts *n)
@@ -243,14 +244,14 @@ static void read_exit_counts(struct kvm_vcpu *vcpu, struct exit_counts *n)
  * Take the receiver out of KVM_RUN with a signal and print where the
  * interrupt is and where the vCPU is.
  */
-static void report_stuck(uint32_t want, struct exit_counts *n)
+static void report_stuck(u32 want, struct exit_counts *n)
 {
 	struct vcpu_thread *c = &ctl[RECEIVER];
 	struct kvm_vcpu_events events;
 	struct kvm_lapic_state lapic;
 	struct kvm_mp_state mp;
 	struct kvm_regs regs;
-	uint32_t isr;
+	u32 isr;
 
 	pthread_kill(c->thread, SIGUSR1);
 	TEST_ASSERT(vcpu_thread_stopped_within(c, WAIT_SECONDS),
@@ -260,7 +261,7 @@ static void report_stuck(uint32_t want, struct exit_counts *n)
 	vcpu_regs_get(c->vcpu, &regs);
 	vcpu_ioctl(c->vcpu, KVM_GET_LAPIC, &lapic);
 	read_exit_counts(c->vcpu, n);
-	isr = *(uint32_t *)&lapic.regs[LAPIC_ISR + (WAKE_VECTOR / 32) * 0x10];
+	isr = *(u32 *)&lapic.regs[LAPIC_ISR + (WAKE_VECTOR / 32) * 0x10];
 	ksft_print_msg("handled %u of %u; KVM_RUN %s; mp_state %u, IRR %s, ISR %s, ",
 		       READ_ONCE(*host_handled), want,
 		       c->run_errno == EINTR ? "interrupted" : "returned",
@@ -272,7 +273,7 @@ static void report_stuck(uint32_t want, struct exit_counts *n)
 }
 
 /* One round; false if the receiver lost the interrupt. */
-static bool wake_round(const struct wake_case *c, uint32_t want)
+static bool wake_round(const struct wake_case *c, u32 want)
 {
 	struct vcpu_thread *r = &ctl[RECEIVER];
 	struct exit_counts before, after;
@@ -331,7 +332,7 @@ static void create_vm(int idx)
 	sync_global_to_guest(vm, wake_case);
 	host_idling = addr_gva2hva(vm, (gva_t)&idling);
 	host_handled = addr_gva2hva(vm, (gva_t)&handled);
-	/* on 6.12 this opens the stats fd, which cannot wait for KVM_RUN */
+	/* before KVM_RUN: the stats fd may be opened only now */
 	TEST_ASSERT(vcpu_has_stat(vcpus[RECEIVER], irq_window_exits), "no irq_window_exits stat");
 
 	for (i = 0; i < 2; i++)
@@ -353,7 +354,7 @@ static void destroy_vm(void)
 static void run_case(int idx)
 {
 	const struct wake_case *c = &cases[idx];
-	uint32_t want = 0;
+	u32 want = 0;
 	bool ok = true;
 	int round;
 

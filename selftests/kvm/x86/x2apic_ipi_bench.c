@@ -12,13 +12,15 @@
  * Cases, each with kvm.x2apic_icr_fastpath on and off: x2APIC fixed
  * physical, fixed logical, NMI (the receiver pongs from its NMI handler) and
  * self (the sender pings and pongs itself); then xAPIC MMIO.  Which of them
- * the fastpath takes depends on the kernel's policy (6.12: physical only;
- * 6.18 and later: all four).  Receiver halted or busy-polling with
- * interrupts on.  With two host CPUs or more, the sender and the receiver
- * run pinned to two of them, so that a polling receiver is in guest mode
- * while the sender writes its ICR (KVM must kick it out of the guest); on
- * one CPU they share it.  Under an emulator the cycles are the emulator's,
- * not the hardware's.
+ * the fastpath takes is this kernel's rule's (ipi_oracle.c); the output says
+ * it per case.  Receiver halted or busy-polling with interrupts on.  With
+ * two host CPUs or more, the sender and the receiver run pinned to two of
+ * them, so that a polling receiver is in guest mode while the sender writes
+ * its ICR (KVM must kick it out of the guest); on one CPU they share it.
+ *
+ * Turning the fastpath off changes it for every VM on the host: the
+ * benchmark is run by hand only (not by the kselftest runner), and puts the
+ * switch back as it found it before it ends.
  *
  * usage: x2apic_ipi_bench [-n samples] [-r]   (-r: print every sample)
  */
@@ -30,10 +32,11 @@
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
-#include "guest_idle.h"
 #include "ipi_platform.h"
-#include "vcpu_run_within.h"
 #include "vcpu_thread.h"
+#ifdef KVM_FASTPATH_SWITCH
+#include "fastpath_switch.h"
+#endif
 
 #define PING_VECTOR	0xc0
 #define PONG_VECTOR	0xc1
@@ -41,33 +44,33 @@
 #define RECEIVER_ID	1
 #define MAX_SAMPLES	4096
 #define WARMUP		16
-#define RECEIVER_EXIT_SECONDS	(10 * test_time_scale())	/* after the sender */
+#define RECEIVER_EXIT_SECONDS	10	/* after the sender */
 
 enum { RX_HALT, RX_POLL, RX_EXIT };
 static const char * const rx_names[] = { "halted", "polling" };
 
 struct sample {
-	uint64_t write, latency, rtt;
+	u64 write, latency, rtt;
 };
 
 /* Host -> guest, set while the sender is parked. */
 static bool xapic;
-static uint64_t ping_icr, pong_icr;
-static uint64_t wake_icr;	/* a fixed IPI to the receiver, whatever the case */
-static uint32_t nr_samples;
-static uint32_t rx_mode;
+static u64 ping_icr, pong_icr;
+static u64 wake_icr;	/* a fixed IPI to the receiver, whatever the case */
+static u32 nr_samples;
+static u32 rx_mode;
 /* Guest -> host. */
-static uint64_t t_received, t_ponged;
-static uint32_t pongs;
-static uint32_t rx_ready;
+static u64 t_received, t_ponged;
+static u32 pongs;
+static u32 rx_ready;
 static struct sample samples[MAX_SAMPLES];
 
 /* Host CPUs for the sender and the receiver; the receiver's is -1 on one CPU. */
 static int cpu_of[2] = { -1, -1 };
 
-static uint64_t tsc(void)
+static u64 tsc(void)
 {
-	uint64_t t;
+	u64 t;
 
 	asm volatile("lfence");
 	t = rdtsc();
@@ -75,11 +78,11 @@ static uint64_t tsc(void)
 	return t;
 }
 
-static void send(uint64_t icr)
+static void send(u64 icr)
 {
 	if (xapic) {
 		xapic_write_reg(APIC_ICR2, icr >> 32);
-		xapic_write_reg(APIC_ICR, (uint32_t)icr);
+		xapic_write_reg(APIC_ICR, (u32)icr);
 	} else {
 		wrmsr(APIC_BASE_MSR + (APIC_ICR >> 4), icr);
 	}
@@ -106,7 +109,6 @@ static void ping_isr(struct ex_regs *regs)
 	WRITE_ONCE(t_received, tsc());
 	eoi();
 	send(READ_ONCE(pong_icr));
-	guest_idle_step_over_hlt(regs);
 }
 
 /* NMI pings: no EOI, the pong is a fixed IPI as usual. */
@@ -114,7 +116,6 @@ static void ping_nmi(struct ex_regs *regs)
 {
 	WRITE_ONCE(t_received, tsc());
 	send(READ_ONCE(pong_icr));
-	guest_idle_step_over_hlt(regs);
 }
 
 static void pong_isr(struct ex_regs *regs)
@@ -122,7 +123,6 @@ static void pong_isr(struct ex_regs *regs)
 	WRITE_ONCE(t_ponged, tsc());
 	WRITE_ONCE(pongs, pongs + 1);
 	eoi();
-	guest_idle_step_over_hlt(regs);
 }
 
 static void receiver_code(void)
@@ -132,10 +132,11 @@ static void receiver_code(void)
 	for (;;) {
 		switch (READ_ONCE(rx_mode)) {
 		case RX_POLL:
-			asm volatile("sti; pause; cli" ::: "memory");
+			sti_nop_cli();
 			break;
 		case RX_HALT:
-			guest_idle_once();
+			safe_halt();
+			cli();
 			break;
 		default:
 			GUEST_DONE();
@@ -145,14 +146,16 @@ static void receiver_code(void)
 
 static void one_ping(struct sample *s)
 {
-	uint32_t before = READ_ONCE(pongs);
-	uint64_t t0, t1;
+	u32 before = READ_ONCE(pongs);
+	u64 t0, t1;
 
 	t0 = tsc();
 	send(ping_icr);
 	t1 = tsc();
-	while (READ_ONCE(pongs) == before)
-		guest_idle_once();
+	while (READ_ONCE(pongs) == before) {
+		safe_halt();
+		cli();
+	}
 	s->write = t1 - t0;
 	s->latency = READ_ONCE(t_received) - t0;
 	s->rtt = READ_ONCE(t_ponged) - t0;
@@ -161,10 +164,10 @@ static void one_ping(struct sample *s)
 static void sender_code(void)
 {
 	struct sample warm;
-	uint32_t i;
+	u32 i;
 
 	enable_apic();
-	asm volatile("cli");
+	cli();
 	for (;;) {
 		GUEST_SYNC(0);
 		if (READ_ONCE(rx_mode) == RX_EXIT)
@@ -209,21 +212,23 @@ enum { M_WRITE, M_LATENCY, M_RTT, NR_METRICS };
 static const char * const metric_names[] = { "write", "latency", "rtt" };
 
 struct stats {
-	uint64_t min, median, p90, p99;
+	u64 min, median, p90, p99;
 };
 
 static struct stats results[NR_CASES][2][NR_METRICS];
-static uint32_t n_samples = 1000;
+/* Why the fastpath-off cases cannot run, or NULL. */
+static const char *switch_unusable = "this build has no fastpath switch";
+static u32 n_samples = 1000;
 static bool raw;
 
 static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static struct stats stats_of(uint64_t *v, uint32_t n)
+static struct stats stats_of(u64 *v, u32 n)
 {
 	struct stats s;
 
@@ -235,7 +240,7 @@ static struct stats stats_of(uint64_t *v, uint32_t n)
 	return s;
 }
 
-static void sender_run(struct kvm_vcpu *vcpu, uint64_t want)
+static void sender_run(struct kvm_vcpu *vcpu, u64 want)
 {
 	vcpu_run(vcpu);
 	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpu, NULL), want);
@@ -244,33 +249,34 @@ static void sender_run(struct kvm_vcpu *vcpu, uint64_t want)
 /* The ping of @bc to the receiver, and its pong back to the sender. */
 static void set_icrs(const struct bench_case *bc, bool xapic_mode)
 {
-	uint64_t fixed = APIC_DM_FIXED | APIC_INT_ASSERT;
+	u64 fixed = APIC_DM_FIXED | APIC_INT_ASSERT;
 
 	switch (bc->kind) {
 	case PING_LOGICAL:
-		ping_icr = icr_with_dest(fixed | APIC_DEST_LOGICAL | PING_VECTOR,
-					 1 << RECEIVER_ID, xapic_mode);
-		pong_icr = icr_with_dest(fixed | APIC_DEST_LOGICAL | PONG_VECTOR,
-					 1 << SENDER_ID, xapic_mode);
+		ping_icr = icr_with_apic_dest(fixed | APIC_DEST_LOGICAL | PING_VECTOR,
+					      1 << RECEIVER_ID, xapic_mode);
+		pong_icr = icr_with_apic_dest(fixed | APIC_DEST_LOGICAL | PONG_VECTOR,
+					      1 << SENDER_ID, xapic_mode);
 		break;
 	case PING_NMI:
-		ping_icr = icr_with_dest(APIC_DM_NMI | APIC_INT_ASSERT, RECEIVER_ID, xapic_mode);
-		pong_icr = icr_with_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
+		ping_icr = icr_with_apic_dest(APIC_DM_NMI | APIC_INT_ASSERT, RECEIVER_ID,
+					      xapic_mode);
+		pong_icr = icr_with_apic_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
 		break;
 	case PING_SELF:
 		ping_icr = fixed | APIC_DEST_SELF | PING_VECTOR;
 		pong_icr = fixed | APIC_DEST_SELF | PONG_VECTOR;
 		break;
 	default:
-		ping_icr = icr_with_dest(fixed | PING_VECTOR, RECEIVER_ID, xapic_mode);
-		pong_icr = icr_with_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
+		ping_icr = icr_with_apic_dest(fixed | PING_VECTOR, RECEIVER_ID, xapic_mode);
+		pong_icr = icr_with_apic_dest(fixed | PONG_VECTOR, SENDER_ID, xapic_mode);
 		break;
 	}
 }
 
 static void wait_receiver_ready(struct kvm_vm *vm)
 {
-	uint32_t *ready = addr_gva2hva(vm, (gva_t)&rx_ready);
+	u32 *ready = addr_gva2hva(vm, (gva_t)&rx_ready);
 	struct timespec start;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -286,7 +292,7 @@ static void bench_vm(bool xapic_mode)
 {
 	struct kvm_vcpu *sender, *receiver;
 	struct sample *guest_samples;
-	uint64_t *v = calloc(n_samples, sizeof(*v));
+	u64 *v = calloc(n_samples, sizeof(*v));
 	struct vcpu_thread receiver_thread;
 	struct kvm_vm *vm;
 	int c, rx, m, i;
@@ -299,8 +305,8 @@ static void bench_vm(bool xapic_mode)
 	virt_pg_map(vm, APIC_DEFAULT_GPA, APIC_DEFAULT_GPA);
 	xapic = xapic_mode;
 	rx_mode = RX_HALT;
-	wake_icr = icr_with_dest(APIC_DM_FIXED | APIC_INT_ASSERT | PING_VECTOR,
-				 RECEIVER_ID, xapic_mode);
+	wake_icr = icr_with_apic_dest(APIC_DM_FIXED | APIC_INT_ASSERT | PING_VECTOR,
+				      RECEIVER_ID, xapic_mode);
 	sync_global_to_guest(vm, wake_icr);
 	sync_global_to_guest(vm, xapic);
 	sync_global_to_guest(vm, rx_mode);
@@ -320,22 +326,26 @@ static void bench_vm(bool xapic_mode)
 
 		if (bc->xapic != xapic_mode)
 			continue;
-		if (bc->fastpath_off && !ipi_fastpath_switch_available()) {
-			printf("# %s: skipped, kernel has no kvm.%s switch\n",
-			       bc->name, ICR_FASTPATH_SWITCH);
+		if (bc->fastpath_off && switch_unusable) {
+			printf("# %s: skipped, %s\n", bc->name, switch_unusable);
 			continue;
 		}
-		if (ipi_fastpath_switch_available())
-			ipi_fastpath_switch_set(!bc->fastpath_off);
+#ifdef KVM_FASTPATH_SWITCH
+		if (!switch_unusable)
+			fastpath_switch_set(!bc->fastpath_off);
+#endif
 
 		set_icrs(bc, xapic_mode);
+		if (!xapic_mode)
+			printf("# %s: the ping takes the fastpath where it runs: %s\n",
+			       bc->name, icr_takes_fastpath(ping_icr) ? "yes" : "no");
 		nr_samples = n_samples;
 		sync_global_to_guest(vm, ping_icr);
 		sync_global_to_guest(vm, pong_icr);
 		sync_global_to_guest(vm, nr_samples);
 
 		for (rx = RX_HALT; rx <= RX_POLL; rx++) {
-			WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&rx_mode), rx);
+			WRITE_ONCE(*(u32 *)addr_gva2hva(vm, (gva_t)&rx_mode), rx);
 			printf("# running: %s, receiver %s\n", bc->name, rx_names[rx]);
 			fflush(stdout);
 			sender_run(sender, UCALL_SYNC);
@@ -353,10 +363,7 @@ static void bench_vm(bool xapic_mode)
 			}
 		}
 	}
-	if (ipi_fastpath_switch_available())
-		ipi_fastpath_switch_set(true);
-
-	WRITE_ONCE(*(uint32_t *)addr_gva2hva(vm, (gva_t)&rx_mode), RX_EXIT);
+	WRITE_ONCE(*(u32 *)addr_gva2hva(vm, (gva_t)&rx_mode), RX_EXIT);
 	sender_run(sender, UCALL_DONE);
 	TEST_ASSERT(vcpu_thread_stopped_within(&receiver_thread, RECEIVER_EXIT_SECONDS) &&
 		    receiver_thread.ucall == UCALL_DONE, "the receiver did not finish");
@@ -424,6 +431,9 @@ static void print_stats(void)
 int main(int argc, char *argv[])
 {
 	struct ipi_platform platform = ipi_platform_probe();
+#ifdef KVM_FASTPATH_SWITCH
+	bool fastpath_was = true;
+#endif
 	int opt, cpu, nr_cpus = 0;
 	char desc[192];
 	cpu_set_t set;
@@ -459,11 +469,20 @@ int main(int argc, char *argv[])
 		       cpu_of[SENDER_ID], cpu_of[RECEIVER_ID]);
 	else
 		printf("# sender and receiver share one host CPU\n");
-	printf("# cycles are guest TSC cycles; under an emulator they are the emulator's,\n"
-	       "# not hardware's\n");
+	printf("# cycles are guest TSC cycles\n");
 
+#ifdef KVM_FASTPATH_SWITCH
+	/* Run by hand: that is the ask to turn the fastpath off. */
+	switch_unusable = fastpath_switch_unusable(true);
+	if (!switch_unusable)
+		fastpath_was = fastpath_switch_get();
+#endif
 	bench_vm(false);
 	bench_vm(true);
+#ifdef KVM_FASTPATH_SWITCH
+	if (!switch_unusable)
+		fastpath_switch_set(fastpath_was);
+#endif
 	print_stats();
 	print_table();
 	return 0;

@@ -7,8 +7,12 @@
  * the receiver each have a host CPU of their own:
  *
  *  - running receiver: the receiver spins in the guest with interrupts on,
- *    and each IPI must be taken within RUNNING_BOUND_US; an IPI that waits
- *    for the receiver's next exit (the host's next tick) is too late;
+ *    and the median IPI must be taken within RUNNING_MEDIAN_US; one that
+ *    waits for the receiver's next exit (the host's next tick) is too late.
+ *    The median, not the slowest, and less the time either vCPU's thread
+ *    waited for its host CPU meanwhile (their steal time): on a loaded host
+ *    a preempted vCPU thread delays the IPIs sent while it waits, but a
+ *    missed kick delays every IPI by up to a tick, with no steal time;
  *  - halting receiver: the receiver announces that it is about to halt and
  *    halts; the sender waits a delay of a seeded sweep, then sends, so that
  *    IPIs land all over KVM's way from the HLT exit to the sleep (halt
@@ -46,7 +50,6 @@
 #include "apic.h"
 #include "ipi_oracle.h"
 #include "ipi_platform.h"
-#include "vcpu_run_within.h"
 #include "vcpu_stats.h"
 #include "vcpu_thread.h"
 
@@ -65,14 +68,17 @@
  * The running ones take xAPIC IDs among xapic_ids[].
  */
 #define BYSTANDERS	30
-static const uint8_t xapic_ids[] = { 0, 1, 32, 33 };
-#define XAPIC_LDR	0xd0	/* not in apic.h */
-#define XAPIC_DFR	0xe0
-#define XAPIC_DFR_FLAT	0xffffffff
+static const u8 xapic_ids[] = { 0, 1, 32, 33 };
 
-#define RUNNING_BOUND_US	(200 * test_time_scale())
-#define LOSS_SECONDS		(2 * test_time_scale())		/* guest seconds */
-#define HOST_SECONDS		(60 * test_time_scale())	/* per case */
+#define RUNNING_BOUND_US	200
+/*
+ * The running receiver's median IPI: kicked, a microsecond or so; not
+ * kicked, the receiver takes half of its IPIs at its next exit, the host's
+ * tick, and the median is above 200 us.
+ */
+#define RUNNING_MEDIAN_US	100
+#define LOSS_SECONDS		2	/* guest seconds */
+#define HOST_SECONDS		60	/* per case */
 #define SWEEP_FACTOR		4	/* delay sweeps: times the running latency */
 
 enum ipi_kind { RUNNING, HALTING, MOVING, APIC_CHANGES, NR_KINDS };
@@ -85,14 +91,14 @@ static const char * const kind_names[NR_KINDS] = {
 };
 
 #define PHYSICAL_IPI	(APIC_DEST_PHYSICAL | APIC_DM_FIXED | IPI_VECTOR | \
-			 (uint64_t)RECEIVER << 32)
+			 (u64)RECEIVER << 32)
 #define ALLBUT_IPI	(APIC_DEST_ALLBUT | APIC_DM_FIXED | IPI_VECTOR)
 
 struct ipi_case {
 	const char *name;
 	enum ipi_kind kind;
-	uint64_t icr;
-	uint32_t rounds;
+	u64 icr;
+	u32 rounds;
 };
 
 static const struct ipi_case cases[] = {
@@ -108,33 +114,35 @@ static const struct ipi_case cases[] = {
 /* One round of the concurrent-changes case: the state, then the IPIs. */
 struct apic_round {
 	bool xapic;
-	uint8_t id[NR_VCPUS];	/* xAPIC IDs; in x2APIC mode the vCPU IDs */
-	uint8_t ldr[NR_VCPUS];	/* xAPIC flat logical IDs */
-	uint32_t delay[NR_VCPUS];	/* meeting to change, 1/1024s of a write */
-	uint32_t nr_icrs;
-	uint64_t icr[MAX_DESTS];	/* as ipi_expect_xapic() takes them */
+	u8 id[NR_VCPUS];	/* xAPIC IDs; in x2APIC mode the vCPU IDs */
+	u8 ldr[NR_VCPUS];	/* xAPIC flat logical IDs */
+	u32 delay[NR_VCPUS];	/* meeting to change, 1/1024s of a write */
+	u32 nr_icrs;
+	u64 icr[MAX_DESTS];	/* as ipi_expect_xapic() takes them */
 };
 
 /* Host -> guest, before the vCPUs run. */
-static uint32_t ipi_kind;
-static uint32_t rounds;
-static uint64_t icr;
-static uint64_t loss_tsc;
-static uint64_t delay_tsc[MAX_ROUNDS];
+static u32 ipi_kind;
+static u32 rounds;
+static u64 icr;
+static u64 loss_tsc;
+static u64 delay_tsc[MAX_ROUNDS];
 static struct apic_round plan[APIC_ROUNDS];
 
 /* Guest <-> guest, and guest -> host. */
-static uint32_t announced;	/* the round the receiver waits in */
-static uint32_t sent;		/* ICR writes of the sender */
-static uint32_t taken;		/* IPIs the receiver handled */
-static uint32_t lost;		/* the first round not completed in time */
-static uint64_t latency[MAX_ROUNDS];
-static uint32_t arrived;	/* vcpus_meet() of the concurrent-changes case */
-static uint32_t cur_round;
-static uint32_t done_round;
-static uint32_t irqs[MAX_DESTS][NR_VCPUS], fences[NR_VCPUS];
-static uint32_t got[APIC_ROUNDS][MAX_DESTS][NR_VCPUS];
-static uint64_t apic_write_ticks[NR_VCPUS];
+static u32 announced;	/* the round the receiver waits in */
+static u32 sent;		/* ICR writes of the sender */
+static u32 taken;		/* IPIs the receiver handled */
+static u32 lost;		/* the first round not completed in time */
+static u64 latency[MAX_ROUNDS];
+static u64 stolen_ns[MAX_ROUNDS];	/* both vCPUs' steal time meanwhile */
+static struct kvm_steal_time steal[NR_VCPUS] __aligned(64);
+static u32 arrived;	/* vcpus_meet() of the concurrent-changes case */
+static u32 cur_round;
+static u32 done_round;
+static u32 irqs[MAX_DESTS][NR_VCPUS], fences[NR_VCPUS];
+static u32 got[APIC_ROUNDS][MAX_DESTS][NR_VCPUS];
+static u64 apic_write_ticks[NR_VCPUS];
 
 static void ipi_handler(struct ex_regs *regs)
 {
@@ -143,9 +151,9 @@ static void ipi_handler(struct ex_regs *regs)
 }
 
 /* Spin until *@p reaches @want or @limit TSC ticks pass. */
-static bool wait_for(uint32_t *p, uint32_t want, uint64_t limit)
+static bool wait_for(u32 *p, u32 want, u64 limit)
 {
-	uint64_t start = rdtsc();
+	u64 start = rdtsc();
 
 	while (READ_ONCE(*p) < want) {
 		if (rdtsc() - start > limit)
@@ -156,9 +164,9 @@ static bool wait_for(uint32_t *p, uint32_t want, uint64_t limit)
 }
 
 /* Spin for @ticks of the TSC. */
-static void spin_tsc(uint64_t ticks)
+static void spin_tsc(u64 ticks)
 {
-	uint64_t start = rdtsc();
+	u64 start = rdtsc();
 
 	while (rdtsc() - start < ticks)
 		cpu_relax();
@@ -166,7 +174,7 @@ static void spin_tsc(uint64_t ticks)
 
 static void receiver_main(void)
 {
-	uint32_t r;
+	u32 r;
 
 	x2apic_enable();
 	for (r = 1; r <= rounds && !READ_ONCE(lost); r++) {
@@ -186,22 +194,29 @@ static void receiver_main(void)
 	GUEST_DONE();
 }
 
+static u64 steal_ns(void)
+{
+	return READ_ONCE(steal[SENDER].steal) + READ_ONCE(steal[RECEIVER].steal);
+}
+
 static void sender_main(void)
 {
-	uint64_t start;
-	uint32_t r;
+	u64 start, stolen;
+	u32 r;
 
 	x2apic_enable();
 	for (r = 1; r <= rounds; r++) {
 		if (!wait_for(&announced, r, loss_tsc))
 			break;
 		spin_tsc(delay_tsc[r - 1]);
+		stolen = steal_ns();
 		start = rdtsc();
 		x2apic_write_reg(APIC_ICR, icr);
 		WRITE_ONCE(sent, r);
 		if (!wait_for(&taken, r, loss_tsc))
 			break;
 		latency[r - 1] = rdtsc() - start;
+		stolen_ns[r - 1] = steal_ns() - stolen;
 	}
 	if (r <= rounds)
 		WRITE_ONCE(lost, r);
@@ -210,7 +225,7 @@ static void sender_main(void)
 
 /* ---- concurrent APIC changes */
 
-static void vcpus_meet(uint32_t n)
+static void vcpus_meet(u32 n)
 {
 	__atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
 	__GUEST_ASSERT(wait_for(&arrived, n * NR_VCPUS, loss_tsc),
@@ -221,7 +236,7 @@ static void vcpus_meet(uint32_t n)
  * The vCPU a handler runs on: its index, which the host put in its GS base
  * (the guest does not use GS), as its APIC ID is what this case changes.
  */
-static uint32_t apic_index(void)
+static u32 apic_index(void)
 {
 	return rdmsr(MSR_GS_BASE);
 }
@@ -249,7 +264,7 @@ static void fence_handler(struct ex_regs *regs)
 
 /* From the state of round @prev (NULL: the reset state) to that of @p. */
 static void set_apic_state(const struct apic_round *p,
-			   const struct apic_round *prev, uint32_t me)
+			   const struct apic_round *prev, u32 me)
 {
 	if (!p->xapic) {
 		x2apic_enable();
@@ -257,17 +272,17 @@ static void set_apic_state(const struct apic_round *p,
 	}
 	if (!prev || !prev->xapic) {
 		xapic_enable();
-		xapic_write_reg(XAPIC_DFR, XAPIC_DFR_FLAT);
+		xapic_write_reg(APIC_DFR, APIC_DFR_FLAT);
 	}
 	xapic_write_reg(APIC_ID, p->id[me] << 24);
-	xapic_write_reg(XAPIC_LDR, p->ldr[me] << 24);
+	xapic_write_reg(APIC_LDR, p->ldr[me] << 24);
 }
 
-static void ipi_write(bool xapic, uint64_t value)
+static void ipi_write(bool xapic, u64 value)
 {
 	if (xapic) {
 		xapic_write_reg(APIC_ICR2, value >> 32);
-		xapic_write_reg(APIC_ICR, (uint32_t)value);
+		xapic_write_reg(APIC_ICR, (u32)value);
 	} else {
 		x2apic_write_reg(APIC_ICR, value);
 	}
@@ -277,10 +292,10 @@ static void ipi_write(bool xapic, uint64_t value)
  * Send the IPIs of round @r, a vector each, then a fence to all: a vCPU
  * that handled the fence, of a lower priority class, handled them first.
  */
-static bool send_round(uint32_t r, uint32_t nr_fences)
+static bool send_round(u32 r, u32 nr_fences)
 {
 	const struct apic_round *p = &plan[r];
-	uint32_t before[MAX_DESTS][NR_VCPUS], d, i;
+	u32 before[MAX_DESTS][NR_VCPUS], d, i;
 
 	WRITE_ONCE(cur_round, r);
 	memcpy(before, irqs, sizeof(before));
@@ -299,25 +314,25 @@ static bool send_round(uint32_t r, uint32_t nr_fences)
 }
 
 /* The fewest TSC ticks one xAPIC LDR write (an exit, a map rebuild) took. */
-static uint64_t apic_write_tsc(void)
+static u64 apic_write_tsc(void)
 {
-	uint64_t start, t, least = -1ULL;
+	u64 start, t, least = -1ULL;
 	int i;
 
 	xapic_enable();
 	for (i = 0; i < 8; i++) {
 		start = rdtsc();
-		xapic_write_reg(XAPIC_LDR, 0);
+		xapic_write_reg(APIC_LDR, 0);
 		t = rdtsc() - start;
 		least = t < least ? t : least;
 	}
 	return least;
 }
 
-static void apic_changes_main(uint32_t me)
+static void apic_changes_main(u32 me)
 {
-	uint64_t write_tsc = apic_write_tsc();
-	uint32_t r;
+	u64 write_tsc = apic_write_tsc();
+	u32 r;
 
 	apic_write_ticks[me] = write_tsc;
 	for (r = 0; r < rounds; r++) {
@@ -347,7 +362,7 @@ static bool selected[NR_KINDS];
 static int cpus[NR_VCPUS];
 static unsigned int nr_allowed;
 static int allowed[CPU_SETSIZE];
-static uint64_t sweep_tsc;
+static u64 sweep_tsc;
 
 static void no_op_signal(int sig)
 {
@@ -355,18 +370,26 @@ static void no_op_signal(int sig)
 
 static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t tsc_to_us(uint64_t tsc)
+static u64 tsc_to_us(u64 tsc)
 {
 	return tsc * 1000 / guest_tsc_khz;
 }
 
+/* Round @r's latency less both vCPUs' steal time meanwhile. */
+static u64 unstolen_latency(u32 r)
+{
+	u64 stolen = stolen_ns[r] * guest_tsc_khz / 1000000;
+
+	return latency[r] > stolen ? latency[r] - stolen : 0;
+}
+
 /* Print the quantiles of @n latencies, sorting them; returns the median. */
-static uint64_t print_latencies(const char *name, uint64_t *lat, uint32_t n)
+static u64 print_latencies(const char *name, u64 *lat, u32 n)
 {
 	if (!n)
 		return 0;
@@ -381,8 +404,8 @@ static uint64_t print_latencies(const char *name, uint64_t *lat, uint32_t n)
 static void plan_delays(const struct ipi_case *c)
 {
 	bool swept = c->kind == HALTING || c->kind == MOVING;
-	uint64_t slice = swept ? sweep_tsc / c->rounds : 0;
-	uint32_t i;
+	u64 slice = swept ? sweep_tsc / c->rounds : 0;
+	u32 i;
 
 	for (i = 0; i < c->rounds; i++)
 		delay_tsc[i] = i * slice + (slice ? random() % slice : 0);
@@ -393,9 +416,9 @@ static void plan_delays(const struct ipi_case *c)
 
 static void plan_apic_rounds(void)
 {
-	static const uint8_t bits[] = { 1, 2, 4, 8 };
-	uint32_t slice = 2 * 1024 / APIC_ROUNDS, delay;
-	uint32_t r, i, d;
+	static const u8 bits[] = { 1, 2, 4, 8 };
+	u32 slice = 2 * 1024 / APIC_ROUNDS, delay;
+	u32 r, i, d;
 	bool xapic = false;
 
 	for (r = 0; r < APIC_ROUNDS; r++) {
@@ -415,11 +438,11 @@ static void plan_apic_rounds(void)
 		/* to each vCPU's new physical and logical ID, a vector each */
 		d = 0;
 		for (i = 0; i < NR_VCPUS; i++, d++)
-			p->icr[d] = icr_with_dest(IPI_VECTOR + d, p->id[i], xapic);
+			p->icr[d] = icr_with_apic_dest(IPI_VECTOR + d, p->id[i], xapic);
 		for (i = 0; i < NR_VCPUS; i++, d++)
-			p->icr[d] = icr_with_dest((IPI_VECTOR + d) | APIC_DEST_LOGICAL,
-						  xapic ? p->ldr[i] : x2apic_logical_id(i),
-						  xapic);
+			p->icr[d] = icr_with_apic_dest((IPI_VECTOR + d) | APIC_DEST_LOGICAL,
+						       xapic ? p->ldr[i] : x2apic_logical_id(i),
+						       xapic);
 		p->nr_icrs = d;
 		/* which vCPU changes first, and by how much: a stratified sweep */
 		delay = r * slice + random() % slice;
@@ -429,10 +452,10 @@ static void plan_apic_rounds(void)
 }
 
 /* Did every IPI of every round reach whom the model says? */
-static bool check_apic_rounds(struct kvm_vm *vm, uint32_t done)
+static bool check_apic_rounds(struct kvm_vm *vm, u32 done)
 {
-	uint32_t ids[NR_VCPUS], r, d, i, bad = 0;
-	uint8_t ldr[NR_VCPUS];
+	u32 ids[NR_VCPUS], r, d, i, bad = 0;
+	u8 ldr[NR_VCPUS];
 	struct ipi_expectation e;
 	char what[96], want[64];
 
@@ -513,13 +536,15 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 {
 	struct kvm_vcpu *vcpus[NR_VCPUS + BYSTANDERS];
 	struct vcpu_thread ctl[NR_VCPUS];
-	uint64_t hits, lat[MAX_ROUNDS];
-	uint32_t done, i, moves = 0;
-	uint64_t halts, wakeups;
+	u64 hits, lat[MAX_ROUNDS];
+	u32 done, i, moves = 0;
+	u64 halts, wakeups;
 	struct timespec t0, t1;
 	bool have_stat, finished;
+	struct ipi_verdict v;
 	struct kvm_vm *vm;
 	char name[96];
+	int want_hits;
 
 	vm = vm_create_with_vcpus(NR_VCPUS + (c->kind == APIC_CHANGES ? BYSTANDERS : 0),
 				  NULL, vcpus);
@@ -541,6 +566,10 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 		vm_install_exception_handler(vm, IPI_VECTOR, ipi_handler);
 		plan_delays(c);
 		sync_global_to_guest(vm, delay_tsc);
+		/* where KVM keeps no steal time, none is subtracted */
+		for (i = 0; i < NR_VCPUS && kvm_cpu_has(X86_FEATURE_KVM_STEAL_TIME); i++)
+			vcpu_set_msr(vcpus[i], MSR_KVM_STEAL_TIME,
+				     addr_gva2gpa(vm, (gva_t)&steal[i]) | KVM_MSR_ENABLED);
 	}
 	/* the halting receiver must go to sleep, not poll */
 	if (c->kind == HALTING && kvm_has_cap(KVM_CAP_HALT_POLL))
@@ -548,12 +577,12 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 	ipi_kind = c->kind;
 	rounds = c->rounds;
 	icr = c->icr;
-	loss_tsc = (uint64_t)LOSS_SECONDS * guest_tsc_khz * 1000;
+	loss_tsc = (u64)LOSS_SECONDS * guest_tsc_khz * 1000;
 	sync_global_to_guest(vm, ipi_kind);
 	sync_global_to_guest(vm, rounds);
 	sync_global_to_guest(vm, icr);
 	sync_global_to_guest(vm, loss_tsc);
-	/* on 6.12 this opens the stats fd, which cannot wait for KVM_RUN */
+	/* before KVM_RUN: the stats fd may be opened only now */
 	have_stat = vcpu_has_stat(vcpus[SENDER], x2apic_icr_fastpath_writes);
 	hits = ipi_fastpath_hits(vcpus[SENDER], have_stat);
 	TEST_ASSERT(vcpu_has_stat(vcpus[RECEIVER], halt_wakeup), "no halt_wakeup stat");
@@ -600,23 +629,39 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 		ksft_test_result(finished && !lost && check_apic_rounds(vm, done),
 				 "%s: every IPI as the model says\n", c->name);
 	} else {
-		uint64_t bound = (uint64_t)RUNNING_BOUND_US * guest_tsc_khz / 1000;
-		uint64_t median;
+		u64 bound = (u64)RUNNING_BOUND_US * guest_tsc_khz / 1000;
+		u64 median_bound = (u64)RUNNING_MEDIAN_US * guest_tsc_khz / 1000;
+		u64 median, unstolen;
+		char what[128];
 
+		sync_global_from_guest(vm, stolen_ns);
+		for (i = 0; i < done; i++)
+			lat[i] = unstolen_latency(i);
+		snprintf(what, sizeof(what), "%s, less steal time", c->name);
+		unstolen = print_latencies(what, lat, done);
 		memcpy(lat, latency, done * sizeof(lat[0]));
 		median = print_latencies(c->name, lat, done);
 		if (c->kind == RUNNING && c->icr == PHYSICAL_IPI)
 			sweep_tsc = SWEEP_FACTOR * median;
-		if (c->kind == RUNNING && done && lat[done - 1] > bound)
-			ksft_print_msg("%s: slowest IPI %lu us, bound %u us\n", c->name,
-				       tsc_to_us(lat[done - 1]), RUNNING_BOUND_US);
+		/* IPIs over the bound: a preempted vCPU thread, or no kick */
+		for (i = 0; i < done && lat[i] <= bound; i++)
+			;
+		if (c->kind == RUNNING && i < done)
+			ksft_print_msg("%s: %u of %u IPIs over %u us, slowest %lu us\n", c->name,
+				       done - i, done, RUNNING_BOUND_US, tsc_to_us(lat[done - 1]));
+		if (c->kind == RUNNING && unstolen > median_bound)
+			ksft_print_msg("%s: median IPI less steal time %lu us, bound %u us\n",
+				       c->name, tsc_to_us(unstolen), RUNNING_MEDIAN_US);
 		ksft_test_result(finished && !lost && taken == c->rounds &&
-				 (c->kind != RUNNING || lat[done - 1] <= bound),
+				 (c->kind != RUNNING || unstolen <= median_bound),
 				 "%s: every IPI taken in time\n", c->name);
 
 		snprintf(name, sizeof(name), "%s: path", c->name);
-		ipi_test_result(ipi_path_verdict(pf, have_stat, hits,
-						 c->icr == PHYSICAL_IPI ? sent : 0, name), name);
+		want_hits = icr_expected_fastpath_hits(c->icr, pf) > 0 ? sent : 0;
+		v = ipi_path_verdict(pf, have_stat, hits, want_hits);
+		if (v.code == KSFT_FAIL)
+			ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
+		ksft_test_result_code(v.code, name, v.why ? "%s" : NULL, v.why);
 	}
 	for (i = 0; i < NR_VCPUS; i++)
 		vcpu_thread_join(&ctl[i]);
