@@ -9,6 +9,8 @@
 # make patches regenerate each kernel's in-tree selftests patches from
 #              selftests/ and lib/, each with its tree's fastpath rule
 #              (unifdef, scripts/patches.sh)
+# make flakes  RUNS=N runs of each platform's list on one build, counted per
+#              test with every failing point (a measurement, docs/reliability.md)
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
 #
 # KERNEL=6.12 or 7.3 (any patches/<kernel>/) works on that kernel only;
@@ -35,10 +37,10 @@ KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) PLATFORMS="$(PLATFORMS)" script
 ifeq ($(KERNELS),)
 $(error no kernel to work on: see the error above)
 endif
-export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT
+export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD RUNS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT
 EACH = scripts/each-kernel.sh
 
-.PHONY: all deps kernel headers patches tests host-tests initramfs run mutants bench unit check clean
+.PHONY: all deps kernel headers patches tests host-tests initramfs run mutants flakes bench unit check clean
 
 all: initramfs
 
@@ -77,6 +79,10 @@ run: $(if $(filter-out host,$(PLATFORMS)),initramfs,host-tests)
 
 mutants: initramfs
 	@$(EACH) -p -c mutants scripts/mutants.sh
+
+# The kernels side by side, their runs sharing the emulator slots
+flakes: initramfs
+	@$(EACH) -p scripts/flakes.sh
 
 bench: initramfs
 	@$(EACH) scripts/bench.sh
