@@ -13,6 +13,8 @@ export RESULTS=$user_results
 
 top=${RESULTS:-$BUILD/results$dbg}
 mkdir -p "$top"
+# all of it in check.log too: its failures are repeated at the end
+exec > >(tee "$top/check.log") 2>&1
 rm -f "$top"/unit.counts "$top"/intree.counts "$top"/run.counts "$top"/mutants.counts
 status=0 t0=$SECONDS
 declare -a phases
@@ -54,6 +56,20 @@ printf '  %s\n' "${phases[@]}"
 printf '  %-10s %4d s\n' total $((SECONDS - t0))
 echo "  unit $up/$uf/$us, intree $tp/$tf/$ts, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
 echo "$drift"
+# what failed, again where the tail of a CI log shows it: each phase's
+# "not ok" lines, and each failed test of make run with its failing points
+if [ $((uf + tf + rf + mf)) -ne 0 ]; then
+	echo
+	echo "failed:"
+	grep -a '^not ok' "$top/check.log" | head -n 20 | sed 's/^/  /'
+	for k in $KERNELS; do
+		awk -F'\t' '$3 == "fail" { print $1 "\t" $2 }' "$top/$k/results.tsv" 2>/dev/null |
+		while IFS=$'\t' read -r p t; do
+			echo "  $k $p: $t"
+			awk -v t="$t" -f "$TOP/scripts/failing-points.awk" "$top/$k/$p/ktap" 2>/dev/null
+		done
+	done
+fi
 echo
 printf '%s\n' "${phases[@]}" "total $((SECONDS - t0)) s" >"$top/check.phases"
 "$TOP/scripts/summary.sh" >"$top/summary.md" || echo "warning: no $top/summary.md"

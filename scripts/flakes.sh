@@ -55,8 +55,7 @@ awk -F'\t' '
 		}
 	}' "$out/rows.tsv" | tee "$out/table.txt"
 
-# the failing points, run by run: each failed (or expectedly failed)
-# test's nested failing points and diagnostics, and the runner's reason
+# the failing points, run by run (scripts/failing-points.awk)
 echo
 fails=0
 while IFS=$'\t' read -r run p t result; do
@@ -65,26 +64,6 @@ while IFS=$'\t' read -r run p t result; do
 	echo "run $run, $p, $t: $result"
 	ktap=$out/run-$run/$p/ktap
 	[ -f "$ktap" ] || { echo "  no KTAP (see $out/run-$run.log)"; continue; }
-	awk -v t="$t" '
-		# a test'\''s nested lines come before its own top-level point
-		/^(not )?ok [0-9]+ / {
-			name = $0
-			sub(/^(not )?ok [0-9]+ /, "", name)
-			sub(/ # .*/, "", name)
-			if (name == t) {
-				for (i = 1; i <= n && i <= 12; i++)
-					print "  " lines[i]
-				mine = 1
-			}
-			n = 0
-			next
-		}
-		mine && /^# / { print "  " $0; next }
-		mine { exit }
-		/^# (guest|host) kernel: / || /^ +(# )?not ok / || (/^ +# / && !/^ +# (selftests:|TAP version|[0-9]+\.\.|ok )/) {
-			sub(/^ +/, "")
-			lines[++n] = $0
-		}
-	' "$ktap"
+	awk -v t="$t" -f "$TOP/scripts/failing-points.awk" "$ktap"
 done <"$out/rows.tsv"
 [ "$fails" -gt 0 ] || echo "no failures in $runs runs"

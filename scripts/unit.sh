@@ -55,6 +55,23 @@ for fixture in "$TOP"/scripts/tests/*.console; do
 	fi
 done
 
+# 2a. What a failure is repeated with (make flakes, make check's end):
+# each failed test's failing points, on the fixtures with a .points file.
+for fixture in "$TOP"/scripts/tests/*.points; do
+	name=${fixture%.points}
+	awk -v platform=fixture -v list="$name.list" -v rows="$work/rows.tsv" \
+		-f "$TOP/scripts/report.awk" "$name.console" >"$work/ktap"
+	awk -F'\t' '$3 == "fail" { print $2 }' "$work/rows.tsv" | while IFS= read -r t; do
+		echo "$t"
+		awk -v t="$t" -f "$TOP/scripts/failing-points.awk" "$work/ktap"
+	done >"$work/points"
+	if diff -u "$fixture" "$work/points" >"$work/diff"; then
+		result pass "failing points: ${name##*/}"
+	else
+		result fail "failing points: ${name##*/}" "$work/diff"
+	fi
+done
+
 # 2b. The KTAP name check (make run) on fixture runs: it must pass on
 # names alike and fail on a count in a name and on a nameless skip.
 for fixture in "$TOP"/scripts/tests/names-*/; do
