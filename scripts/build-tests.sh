@@ -126,11 +126,20 @@ build_variant other-rule put_other_rule 1 "${WRONG_RULE_TESTS[@]}"
 # caller loops on its own condition with interrupts off, so a poll is a
 # halt that returns at once; no posted code changes.  The HLT wake-up test
 # keeps the real safe_halt(): it shows the defect, as expected failures.
+# The same build opens sti_nop_cli()'s window twice, "sti; nop; cli" once
+# more: a host interrupt that Bochs held while the guest had IF=0 wins at
+# the guest's STI, and its exit leaves the V_IRQ to be recognised at the
+# next IF 0->1 change (docs/platforms.md, "Bochs SVM: an interrupt not
+# taken in its window").  One window is all hardware needs.
 poll_idle() {
 	local h=include/$ARCH_DIR/processor.h
 	sed -i '/^static inline void safe_halt(void)$/,/^}$/ s/"sti; hlt"/"sti; nop"/' "$h"
 	sed -n '/^static inline void safe_halt(void)$/,/^}$/p' "$h" | grep -q '"sti; nop"' ||
 		die "no 'sti; hlt' safe_halt() in $h to make poll"
+	sed -i '/^static inline void sti_nop_cli(void)$/,/^}$/ s/"sti; nop; cli"/"sti; nop; cli; sti; nop; cli"/' "$h"
+	sed -n '/^static inline void sti_nop_cli(void)$/,/^}$/p' "$h" |
+		grep -q '"sti; nop; cli; sti; nop; cli"' ||
+		die "no 'sti; nop; cli' sti_nop_cli() in $h to open twice"
 }
 POLL_IDLE_TESTS=()
 for t in "${ours[@]}"; do

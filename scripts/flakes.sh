@@ -11,6 +11,8 @@
 # machine's emulator slots (common.sh); each keeps its console log and KTAP
 # under $RESULTS/flakes[-load-N,M]/run-I/.  A measurement, not a check:
 # it exits 0 whatever the count, and make check does not run it.
+# --report prints the table again from the runs on disk, those that ended
+# (e.g. after a count stopped early): N is then per platform.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -20,29 +22,34 @@ case $runs in
 esac
 PLATFORMS=$(check_platforms) || exit 1
 out=$RESULTS/flakes${LOAD:+-load-$LOAD}
-rm -rf "$out"
-mkdir -p "$out"
-say "$runs runs of each platform's list: $PLATFORMS${LOAD:+, LOAD=$LOAD}${DEBUG:+, DEBUG KERNEL} (logs: $out/run-*/)"
-
 start=$SECONDS
-for ((i = 1; i <= runs; i++)); do
-	RESULTS=$out/run-$i "$TOP/scripts/run.sh" >"$out/run-$i.log" 2>&1 &
-done
-wait || true
+if [ "${1:-}" != --report ]; then
+	rm -rf "$out"
+	mkdir -p "$out"
+	say "$runs runs of each platform's list: $PLATFORMS${LOAD:+, LOAD=$LOAD}${DEBUG:+, DEBUG KERNEL} (logs: $out/run-*/)"
+	for ((i = 1; i <= runs; i++)); do
+		RESULTS=$out/run-$i "$TOP/scripts/run.sh" >"$out/run-$i.log" 2>&1 &
+	done
+	wait || true
+fi
 
-# rows of every run, the run's number first
-for ((i = 1; i <= runs; i++)); do
-	[ -f "$out/run-$i/results.tsv" ] || {
-		for p in $PLATFORMS; do
+# rows of every platform's run that ended, the run's number first; a run
+# that did not start or end its platform counts as a failure of run.sh
+for dir in "$out"/run-*/; do
+	i=${dir%/}
+	i=${i##*-}
+	for p in $PLATFORMS; do
+		if [ -f "$dir/$p/rows.tsv" ]; then
+			awk -F'\t' -v run="$i" '{ print run "\t" $1 "\t" $2 "\t" $3 }' "$dir/$p/rows.tsv"
+		elif [ "${1:-}" != --report ]; then
 			printf '%d\t%s\trun.sh\tfail\n' "$i" "$p"
-		done
-		continue
-	}
-	awk -F'\t' -v run="$i" '{ print run "\t" $1 "\t" $2 "\t" $3 }' "$out/run-$i/results.tsv"
-done >"$out/rows.tsv"
+		fi
+	done
+done | sort -n -s -k1,1 >"$out/rows.tsv"
 
 echo
-echo "KERNEL=$KERNEL${LOAD:+, LOAD=$LOAD}${DEBUG:+, DEBUG KERNEL}: $runs runs per platform, $((SECONDS - start)) s"
+echo "KERNEL=$KERNEL${LOAD:+, LOAD=$LOAD}${DEBUG:+, DEBUG KERNEL}: per platform, the runs that ended$([ "${1:-}" = --report ] || echo ", $((SECONDS - start)) s")"
+awk -F'\t' '{ n[$2] += $3 == "suite-completed" } END { for (p in n) printf "  %s: %d runs\n", p, n[p] }' "$out/rows.tsv" | sort
 printf '%-16s %-50s %5s %5s %5s %5s\n' PLATFORM TEST PASS XFAIL FAIL SKIP
 awk -F'\t' '
 	!(($2, $3) in seen) { seen[$2, $3] = 1; order[++n] = $2 SUBSEP $3 }
@@ -66,4 +73,4 @@ while IFS=$'\t' read -r run p t result; do
 	[ -f "$ktap" ] || { echo "  no KTAP (see $out/run-$run.log)"; continue; }
 	awk -v t="$t" -f "$TOP/scripts/failing-points.awk" "$ktap"
 done <"$out/rows.tsv"
-[ "$fails" -gt 0 ] || echo "no failures in $runs runs"
+[ "$fails" -gt 0 ] || echo "no failures"
