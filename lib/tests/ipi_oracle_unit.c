@@ -166,7 +166,7 @@ static bool check_rule(const struct oracle_case *c, const char *buf)
 	const struct ipi_platform ipiv = { .fastpath_live = true, .ipi_virtualized = true };
 	bool fast = c->fast & RULE;
 
-	if (icr_takes_fastpath(c->icr) != fast) {
+	if (icr_takes_fastpath_in(c->icr, 0, NULL) != fast) {
 		printf("# %s: %s says %s, want %s\n", buf, RULE_NAME,
 		       fast ? "slow" : "fast", fast ? "fast" : "slow");
 		return false;

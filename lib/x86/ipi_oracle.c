@@ -41,6 +41,7 @@ struct icr_fields icr_decode(u64 raw)
 	return icr;
 }
 
+#ifdef KVM_ICR_HOSTILE_HELPERS
 u64 icr_encode(const struct icr_fields *icr)
 {
 	return icr->vector |
@@ -52,6 +53,7 @@ u64 icr_encode(const struct icr_fields *icr)
 	       (u64)icr->dest << ICR_DEST_SHIFT |
 	       (icr->reserved & X2APIC_RSVD_BITS_MASK);
 }
+#endif
 
 int icr_format(u64 raw, char *buf, size_t size)
 {
@@ -141,11 +143,6 @@ bool icr_takes_fastpath_in(u64 raw, unsigned int sender, const struct ipi_vm_api
 
 	/* A write that #GPs is never completed, on any path. */
 	return !icr.reserved && rule_takes(&icr, sender, vm);
-}
-
-bool icr_takes_fastpath(u64 raw)
-{
-	return icr_takes_fastpath_in(raw, 0, NULL);
 }
 
 int icr_expected_fastpath_hits(u64 raw, const struct ipi_platform *p)

@@ -88,6 +88,7 @@ void guest_ipi_idle_until_fenced(void)
 	}
 }
 
+#ifdef KVM_ICR_HOSTILE_HELPERS
 void guest_ipi_drain(u32 windows)
 {
 	u32 me = guest_ipi_index();
@@ -95,6 +96,7 @@ void guest_ipi_drain(u32 windows)
 	while (!guest_fenced(me) && windows--)
 		sti_nop_cli();
 }
+#endif
 
 void ipi_round_init(struct ipi_round *r, struct kvm_vm *vm, const u32 *ids,
 		    unsigned int nr_vcpus, const u8 *vectors,

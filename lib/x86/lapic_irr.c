@@ -12,14 +12,6 @@ static u8 *irr_byte(struct kvm_lapic_state *lapic, u8 vector)
 	return (u8 *)&lapic->regs[APIC_IRR + (vector / 32) * 0x10 + (vector % 32) / 8];
 }
 
-bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector)
-{
-	struct kvm_lapic_state lapic;
-
-	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
-	return *irr_byte(&lapic, vector) & (1 << (vector % 8));
-}
-
 bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, u8 vector)
 {
 	struct kvm_lapic_state lapic;
@@ -33,3 +25,13 @@ bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, u8 vector)
 	vcpu_ioctl(vcpu, KVM_SET_LAPIC, &lapic);
 	return true;
 }
+
+#ifdef KVM_LAPIC_IRR_TEST
+bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector)
+{
+	struct kvm_lapic_state lapic;
+
+	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
+	return *irr_byte(&lapic, vector) & (1 << (vector % 8));
+}
+#endif

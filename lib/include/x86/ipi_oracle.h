@@ -83,7 +83,9 @@ struct icr_fields {
 };
 
 struct icr_fields icr_decode(u64 raw);
+#ifdef KVM_ICR_HOSTILE_HELPERS
 u64 icr_encode(const struct icr_fields *icr);
+#endif
 
 /* E.g. "fixed physical dest=0x2 shorthand=none edge vector=0x40". */
 int icr_format(u64 raw, char *buf, size_t size);
@@ -130,15 +132,10 @@ struct ipi_vm_apics {
 #endif
 
 /*
- * Does this kernel's KVM complete a guest write of @raw in its fastpath?
- * The rule is the kernel's (see ipi_oracle.c); none completes a write that
- * faults (reserved bits).
- */
-bool icr_takes_fastpath(u64 raw);
-
-/*
- * The same, written by vCPU @sender (in x2APIC mode) of the VM @vm (NULL:
- * every APIC enabled in x2APIC mode, no vPMU counting).
+ * Does this kernel's KVM complete a guest write of @raw by vCPU @sender (in
+ * x2APIC mode) of the VM @vm in its fastpath?  @vm NULL: every APIC enabled
+ * in x2APIC mode, no vPMU counting.  The rule is the kernel's (see
+ * ipi_oracle.c); none completes a write that faults (reserved bits).
  */
 bool icr_takes_fastpath_in(u64 raw, unsigned int sender, const struct ipi_vm_apics *vm);
 

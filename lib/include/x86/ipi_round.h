@@ -39,8 +39,10 @@ u64 guest_ipi_read(void);
 /* Guest, interrupts off: halt until every fence due was handled. */
 void guest_ipi_idle_until_fenced(void);
 
+#ifdef KVM_ICR_HOSTILE_HELPERS
 /* Guest: the same without halting, for at most @windows interrupt windows. */
 void guest_ipi_drain(u32 windows);
+#endif
 
 struct ipi_round {
 	struct kvm_vm *vm;

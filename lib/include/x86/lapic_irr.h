@@ -12,10 +12,12 @@
 
 struct kvm_vcpu;
 
-/* Is @vector pending in @vcpu's IRR? */
-bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector);
-
-/* The same, and clear it if it was. */
+/* Is @vector pending in @vcpu's IRR?  Clear it if it was. */
 bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, u8 vector);
+
+#ifdef KVM_LAPIC_IRR_TEST
+/* Is @vector pending in @vcpu's IRR?  Leave it as it is. */
+bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector);
+#endif
 
 #endif /* SELFTEST_KVM_LAPIC_IRR_H */

@@ -338,7 +338,7 @@ static void bench_vm(bool xapic_mode)
 		set_icrs(bc, xapic_mode);
 		if (!xapic_mode)
 			printf("# %s: the ping takes the fastpath where it runs: %s\n",
-			       bc->name, icr_takes_fastpath(ping_icr) ? "yes" : "no");
+			       bc->name, icr_takes_fastpath_in(ping_icr, 0, NULL) ? "yes" : "no");
 		nr_samples = n_samples;
 		sync_global_to_guest(vm, ping_icr);
 		sync_global_to_guest(vm, pong_icr);
