@@ -129,8 +129,8 @@ build_variant other-rule put_other_rule 1 "${WRONG_RULE_TESTS[@]}"
 # The same build opens sti_nop_cli()'s window twice, "sti; nop; cli" once
 # more: a host interrupt that Bochs held while the guest had IF=0 wins at
 # the guest's STI, and its exit leaves the V_IRQ to be recognised at the
-# next IF 0->1 change (docs/platforms.md, "Bochs SVM: an interrupt not
-# taken in its window").  One window is all hardware needs.
+# next IF 0->1 change (docs/platforms.md, "An interrupt not taken in its
+# `sti; nop; cli` window").  One window is all hardware needs.
 poll_idle() {
 	local h=include/$ARCH_DIR/processor.h
 	sed -i '/^static inline void safe_halt(void)$/,/^}$/ s/"sti; hlt"/"sti; nop"/' "$h"
