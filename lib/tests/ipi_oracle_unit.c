@@ -389,6 +389,59 @@ static void check_format(const struct format_case *c)
 	report(!strcmp(buf, c->text), "format: ", c->text);
 }
 
+#ifdef KVM_IPI_PV
+/* The PV send-IPI hypercall's bitmap, read off hypercalls.rst. */
+static const u32 pv_ids[] = { 0, 1, 70, 0xfffffffe };
+
+struct pv_case {
+	const char *what;
+	u64 icr;
+	u64 low, high;
+	u32 min;
+	enum ipi_fate fate;
+	u64 targets;
+};
+
+#define PV_FIXED	(FIXED | ASSERT | 0x40)
+
+static const struct pv_case pv_cases[] = {
+	{ "low bit 1: APIC ID 1", PV_FIXED, 0x2, 0, 0, IPI_FATE_EACH, 0x2 },
+	{ "high bit 6: APIC ID 70", PV_FIXED, 0, 1ULL << 6, 0, IPI_FATE_EACH, 0x4 },
+	{ "base 69, low bit 1: APIC ID 70", NMI | ASSERT, 0x2, 0, 69, IPI_FATE_EACH, 0x4 },
+	{ "base 1: APIC ID 0 is below it", PV_FIXED, 0x3, 0, 1, IPI_FATE_EACH, 0x2 },
+	{ "every bit, base 0", PV_FIXED, ~0ULL, ~0ULL, 0, IPI_FATE_EACH, 0x7 },
+	{ "IDs no vCPU has", PV_FIXED, 0x1ULL << 2 | 1ULL << 63, 1ULL << 5, 0,
+	  IPI_FATE_EACH, 0 },
+	{ "base above every ID", PV_FIXED, ~0ULL, ~0ULL, 0x1000, IPI_FATE_EACH, 0 },
+	{ "base 0xfffffffe, bit 0", PV_FIXED, 0x1, 0, 0xfffffffe, IPI_FATE_EACH, 0x8 },
+	{ "bits past 2^32 name nobody", PV_FIXED, ~0ULL << 2, ~0ULL, 0xfffffffe,
+	  IPI_FATE_EACH, 0 },
+	{ "the sender itself", PV_FIXED, 0x1, 0, 0, IPI_FATE_EACH, 0x1 },
+	{ "an illegal vector reaches nobody", FIXED | ASSERT | 0x0f, 0x2, 0, 0, IPI_FATE_EACH, 0 },
+	{ "a shorthand is outside the ABI", PV_FIXED | SH_SELF, 0x2, 0, 0,
+	  IPI_FATE_UNDEFINED, 0 },
+	{ "a logical destination is outside the ABI", PV_FIXED | LOGICAL, 0x2, 0, 0,
+	  IPI_FATE_UNDEFINED, 0 },
+	{ "destination bits are outside the ABI", PV_FIXED | DEST(1), 0x2, 0, 0,
+	  IPI_FATE_UNDEFINED, 0 },
+	{ "lowest priority is outside the ABI", LOWEST | ASSERT | 0x40, 0x2, 0, 0,
+	  IPI_FATE_UNDEFINED, 0 },
+};
+
+static void check_pv_case(const struct pv_case *c)
+{
+	struct ipi_expectation e = ipi_expect_pv_send(c->icr, c->low, c->high, c->min,
+						      0, pv_ids, ARRAY_LEN(pv_ids));
+	bool ok = e.fate == c->fate && e.targets == c->targets;
+
+	if (!ok)
+		printf("# %s: fate %s targets 0x%llx, want %s 0x%llx\n", c->what,
+		       ipi_fate_name(e.fate), (unsigned long long)e.targets,
+		       ipi_fate_name(c->fate), (unsigned long long)c->targets);
+	report(ok, "PV send-IPI: ", c->what);
+}
+#endif
+
 static void check_round_trip(void)
 {
 	unsigned int i;
@@ -479,10 +532,15 @@ int main(void)
 	unsigned int nr_pmu = 0;
 #endif
 	unsigned int nr_receipts = sizeof(receipts) / sizeof(receipts[0]);
+#ifdef KVM_IPI_PV
+	unsigned int nr_pv = ARRAY_LEN(pv_cases);
+#else
+	unsigned int nr_pv = 0;
+#endif
 	unsigned int i;
 
 	printf("TAP version 13\n# the rule of %s\n1..%u\n", RULE_NAME,
-	       nr_cases + nr_xapic + nr_formats + nr_vm + nr_pmu + nr_receipts + 3);
+	       nr_cases + nr_xapic + nr_formats + nr_vm + nr_pmu + nr_receipts + nr_pv + 3);
 	for (i = 0; i < nr_cases; i++)
 		check_case(&cases[i]);
 	for (i = 0; i < nr_xapic; i++)
@@ -497,6 +555,10 @@ int main(void)
 #endif
 	for (i = 0; i < nr_receipts; i++)
 		check_receipt(&receipts[i]);
+#ifdef KVM_IPI_PV
+	for (i = 0; i < nr_pv; i++)
+		check_pv_case(&pv_cases[i]);
+#endif
 	check_format_vcpus();
 	check_round_trip();
 	check_illegal_vector();

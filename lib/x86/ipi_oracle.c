@@ -332,6 +332,36 @@ struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
 }
 #endif
 
+#ifdef KVM_IPI_PV
+struct ipi_expectation ipi_expect_pv_send(u64 icr, u64 bitmap_low,
+					  u64 bitmap_high, u32 min,
+					  unsigned int sender,
+					  const u32 *x2apic_ids,
+					  unsigned int nr_vcpus)
+{
+	struct ipi_expectation undefined = { .fate = IPI_FATE_UNDEFINED };
+	struct icr_fields fields = icr_decode(icr);
+	u64 matches = 0, bit;
+	unsigned int i;
+
+	if ((fields.mode != ICR_DM_FIXED && fields.mode != ICR_DM_NMI) ||
+	    fields.shorthand != ICR_SH_NONE || fields.logical || fields.dest ||
+	    fields.reserved)
+		return undefined;
+	for (i = 0; i < nr_vcpus && i < 64; i++) {
+		/*
+		 * In 64 bits, so that nothing wraps: an ID below @min is far
+		 * past bit 127, and bits past 2^32 - 1 - @min name no ID.
+		 */
+		bit = (u64)x2apic_ids[i] - min;
+		if (bit < 64 ? bitmap_low >> bit & 1 :
+		    bit < 128 && bitmap_high >> (bit - 64) & 1)
+			matches |= 1ULL << i;
+	}
+	return expect(&fields, sender, nr_vcpus, matches);
+}
+#endif
+
 struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 				     const struct ipi_vm_apics *vm)
 {

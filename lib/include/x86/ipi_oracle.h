@@ -191,6 +191,25 @@ struct ipi_expectation ipi_expect_xapic(u64 raw, unsigned int sender,
 					unsigned int nr_vcpus);
 #endif
 
+#ifdef KVM_IPI_PV
+/*
+ * What must happen when vCPU @sender of @nr_vcpus (at most 64), whose x2APIC
+ * IDs are @x2apic_ids, makes KVM's PV send-IPI hypercall in 64-bit mode
+ * (Documentation/virt/kvm/x86/hypercalls.rst, KVM_HC_SEND_IPI): bit i of
+ * the 128-bit bitmap @bitmap_high:@bitmap_low names APIC ID @min + i, and
+ * @icr gives the rest of the IPI.  An ID that no vCPU has, or that is past
+ * the 32-bit APIC IDs, names nobody.  The ABI speaks of fixed IPIs and
+ * NMIs, with the bitmap as the destination: any other delivery mode, and
+ * an @icr with a shorthand, a logical destination mode or destination bits,
+ * is outside it (IPI_FATE_UNDEFINED).
+ */
+struct ipi_expectation ipi_expect_pv_send(u64 icr, u64 bitmap_low,
+					  u64 bitmap_high, u32 min,
+					  unsigned int sender,
+					  const u32 *x2apic_ids,
+					  unsigned int nr_vcpus);
+#endif
+
 /*
  * What must happen when vCPU @sender of @vm, in x2APIC mode, writes @raw to
  * its ICR: the targets of ipi_expect() that can accept the IPI.
