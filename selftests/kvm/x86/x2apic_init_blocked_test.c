@@ -22,6 +22,7 @@
 #include "apic.h"
 #include "vmx.h"
 #include "svm_util.h"
+#include "vcpu_thread.h"
 
 #define SENDER	0
 #define TARGET	1	/* an AP: INIT puts it in wait-for-SIPI */
@@ -62,17 +63,8 @@ static void run_to_sync(struct kvm_vcpu *vcpu, u64 stage)
 	struct ucall uc;
 
 	vcpu_run(vcpu);
-	TEST_ASSERT_KVM_EXIT_REASON(vcpu, KVM_EXIT_IO);
-	switch (get_ucall(vcpu, &uc)) {
-	case UCALL_SYNC:
-		TEST_ASSERT_EQ(uc.args[1], stage);
-		break;
-	case UCALL_ABORT:
-		REPORT_GUEST_ASSERT(uc);
-		break;
-	default:
-		TEST_FAIL("Unexpected ucall %lu", uc.cmd);
-	}
+	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpu, &uc), UCALL_SYNC);
+	TEST_ASSERT_EQ(uc.args[1], stage);
 }
 
 static u32 mp_state(struct kvm_vcpu *vcpu)

@@ -23,6 +23,7 @@
 #include "apic.h"
 #include "ipi_oracle.h"
 #include "lapic_irr.h"
+#include "vcpu_thread.h"
 
 #define NR_VCPUS	4
 #define SENDER		0
@@ -66,18 +67,7 @@ static u64 run_to_ucall(struct kvm_vcpu *vcpu, u64 want)
 	struct ucall uc;
 
 	vcpu_run(vcpu);
-	TEST_ASSERT_KVM_EXIT_REASON(vcpu, KVM_EXIT_IO);
-	switch (get_ucall(vcpu, &uc)) {
-	case UCALL_SYNC:
-	case UCALL_DONE:
-		TEST_ASSERT_EQ(uc.cmd, want);
-		break;
-	case UCALL_ABORT:
-		REPORT_GUEST_ASSERT(uc);
-		break;
-	default:
-		TEST_FAIL("Unexpected ucall %lu", uc.cmd);
-	}
+	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpu, &uc), want);
 	return uc.args[1];
 }
 
