@@ -97,13 +97,13 @@ static void test_init_held(struct kvm_vcpu *sender, struct kvm_vcpu *target,
 	vcpu_events_set(target, &events);
 	if (state == KVM_MP_STATE_RUNNABLE)
 		run_to_sync(target, STAGE_UNBLOCKED);
-	ksft_test_result(state == KVM_MP_STATE_RUNNABLE && latched, "%s: held\n", name);
+	ksft_test_result(state == KVM_MP_STATE_RUNNABLE && latched, "%s\n", name);
 }
 
 int main(void)
 {
-	const char *vmx_name = "INIT in VMX root operation";
-	const char *gif_name = "INIT with GIF clear";
+	const char *vmx_name = "INIT in VMX root operation: held";
+	const char *gif_name = "INIT with GIF clear: held";
 	enum init_blocker blocker = BLOCKER_NONE;
 	struct kvm_vcpu *sender, *target;
 	gva_t vmx_gva = 0;
@@ -128,11 +128,11 @@ int main(void)
 	if (blocker == BLOCKER_VMX_ROOT)
 		test_init_held(sender, target, vmx_name);
 	else
-		ksft_test_result_skip("%s: held (no nested VMX)\n", vmx_name);
+		ksft_test_result_code(KSFT_SKIP, vmx_name, "no nested VMX");
 	if (blocker == BLOCKER_GIF_CLEAR)
 		test_init_held(sender, target, gif_name);
 	else
-		ksft_test_result_skip("%s: held (no nested SVM)\n", gif_name);
+		ksft_test_result_code(KSFT_SKIP, gif_name, "no nested SVM");
 
 	if (blocker == BLOCKER_NONE)
 		run_to_sync(target, STAGE_UNBLOCKED);
