@@ -421,11 +421,11 @@ git -C "$stat" add -A
 git -C "$stat" commit -q -m base
 git -C "$stat" tag base
 for p in $CORE_NAMES; do
-	git -C "$stat" am -q "$work/out/$p" || die "$p does not apply to the pristine files"
+	git -C "$stat" am -q --whitespace=error "$work/out/$p" || die "$p does not apply cleanly to the pristine files"
 done
 git -C "$stat" tag core
 for p in $FOLLOW_NAMES; do
-	git -C "$stat" am -q "$work/out/$p" || die "$p does not apply to the pristine files"
+	git -C "$stat" am -q --whitespace=error "$work/out/$p" || die "$p does not apply cleanly to the pristine files"
 done
 core_subject=$(sed -n 's/^Subject: \[PATCH 0\/[0-9]*\] //p' "$PATCHES/$COVER")
 # cover_letter COVER FROM TO [PREREQUISITE]: COVER up to its shortlog

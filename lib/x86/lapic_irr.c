@@ -25,8 +25,8 @@ bool vcpu_irr_test_and_clear(struct kvm_vcpu *vcpu, u8 vector)
 	vcpu_ioctl(vcpu, KVM_SET_LAPIC, &lapic);
 	return true;
 }
-
 #ifdef KVM_LAPIC_IRR_TEST
+
 bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector)
 {
 	struct kvm_lapic_state lapic;
