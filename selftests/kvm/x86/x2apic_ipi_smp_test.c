@@ -726,8 +726,8 @@ static void skip_case(const struct ipi_case *c)
 
 static void exit_with_usage(const char *prog)
 {
-	ksft_exit_fail_msg("usage: %s [-k running,entering,halting,moving,apic-changes] [-s seed]\n",
-			   prog);
+	ksft_exit_fail_msg("usage: %s [-k KIND[,KIND...]] [-s seed]\n"
+			   "  KIND: running, entering, halting, moving, apic-changes\n", prog);
 }
 
 int main(int argc, char *argv[])
