@@ -134,11 +134,11 @@ build_variant other-rule put_other_rule 1 "${WRONG_RULE_TESTS[@]}"
 poll_idle() {
 	local h=include/$ARCH_DIR/processor.h
 	sed -i '/^static inline void safe_halt(void)$/,/^}$/ s/"sti; hlt"/"sti; nop"/' "$h"
-	sed -n '/^static inline void safe_halt(void)$/,/^}$/p' "$h" | grep -q '"sti; nop"' ||
+	grep -q '"sti; nop"' < <(sed -n '/^static inline void safe_halt(void)$/,/^}$/p' "$h") ||
 		die "no 'sti; hlt' safe_halt() in $h to make poll"
 	sed -i '/^static inline void sti_nop_cli(void)$/,/^}$/ s/"sti; nop; cli"/"sti; nop; cli; sti; nop; cli"/' "$h"
-	sed -n '/^static inline void sti_nop_cli(void)$/,/^}$/p' "$h" |
-		grep -q '"sti; nop; cli; sti; nop; cli"' ||
+	grep -q '"sti; nop; cli; sti; nop; cli"' \
+		< <(sed -n '/^static inline void sti_nop_cli(void)$/,/^}$/p' "$h") ||
 		die "no 'sti; nop; cli' sti_nop_cli() in $h to open twice"
 }
 POLL_IDLE_TESTS=()

@@ -107,7 +107,7 @@ tests=$(echo "$sections" | grep '^x2apic_' || true)
 for d in "$KVM_UTIL"/*.diff; do
 	[ -e "$d" ] || continue
 	n=${d##*/}
-	echo "$kvm_util_changes" | grep -qxF "${n%.diff}" ||
+	grep -qxF "${n%.diff}" <<<"$kvm_util_changes" ||
 		die "compat/$KERNEL/kvm_util/$n has no section '== kvm_util/${n%.diff}' in patches/selftests.msg"
 done
 for n in $kvm_util_changes; do
@@ -314,7 +314,7 @@ add_lib_x86() {
 # the "=== follow-up" line make the follow-up series, posted apart on top
 # of the core one.
 for t in $(cd "$TOP/selftests/kvm/x86" && ls *.c | sed 's/\.c$//'); do
-	echo "$tests" | grep -qx "$t" || die "selftests/kvm/x86/$t.c has no section in patches/selftests.msg"
+	grep -qx "$t" <<<"$tests" || die "selftests/kvm/x86/$t.c has no section in patches/selftests.msg"
 done
 core_tip=
 for s in $sections; do
@@ -486,7 +486,7 @@ stale() {
 	for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch \
 		 "$PATCHES/$FOLLOW"/[0-9][0-9][0-9][0-9]-*.patch; do
 		[ -e "$f" ] || continue
-		echo "$want_series" | grep -qxF "${f#"$PATCHES"/}" || echo "${f#"$PATCHES"/}"
+		grep -qxF "${f#"$PATCHES"/}" <<<"$want_series" || echo "${f#"$PATCHES"/}"
 	done
 }
 

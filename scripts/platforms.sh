@@ -172,7 +172,7 @@ need() {
 busybox_path() {
 	local b
 	for b in /bin/busybox /usr/bin/busybox /usr/sbin/busybox /sbin/busybox; do
-		if [ -x "$b" ] && file -L "$b" 2>/dev/null | grep -q 'statically linked'; then
+		if [ -x "$b" ] && grep -q 'statically linked' < <(file -L "$b" 2>/dev/null); then
 			echo "$b"
 			return
 		fi
