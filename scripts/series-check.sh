@@ -26,9 +26,9 @@
 # The builds use make kernel's own tree and build directory ($KTREE, $KOUT)
 # and a selftests build directory of their own ($SERIES/kselftest-build; the
 # test bed's static build for its initramfs stays as it is): after each
-# patch, the files the
-# series touches are written as they are at that patch, and make rebuilds
-# what they changed and what depends on them, nothing else.  The tree's
+# patch, the files the series touches are written as they are at that
+# patch, and make rebuilds what they changed and what depends on them,
+# nothing else.  The tree's
 # copies with the whole series are kept in $KB/series/final and put back when
 # this ends, however it ends (restore_series_files, which kernel.sh also
 # runs after a killed check).  The tree is busy meanwhile: no make kernel,
@@ -147,7 +147,7 @@ build_kernel() {
 
 # The tree's Makefile with nothing of the test bed's but the compiler and
 # the UAPI headers: the binaries link dynamically, as the tree's default has
-# it, in about a third of the time of a static link.
+# it, each in about 40% of the time of a static link.
 build_selftests() {
 	make -s -C "$KTREE" O="$KOUT" headers &&
 	make -s -C "$KTREE/tools/testing/selftests" -j"$JOBS" TARGETS=kvm \
