@@ -123,18 +123,21 @@ host_kernel() {
 }
 
 # default_platforms: what make run boots when PLATFORMS is not set: the
-# Bochs platforms where Bochs is installed (bochs-svm-2cpu is left out:
+# Bochs platforms where Bochs is installed, or on Debian as root, where make
+# deps installs it (bochs-svm-2cpu is left out:
 # under Bochs' SVM an L1 CPU whose vCPU spins with IF=0 takes no host
 # interrupt, and the two-CPU test stalls there, docs/platforms.md), qemu-svm
 # on Debian (unstable's QEMU, fetched by make deps: missing, it fails
 # loudly) or with QEMU=, and qemu-kvm where KVM can run a nested guest.
 default_platforms() {
 	local p="" why
-	if command -v bochs >/dev/null 2>&1; then
+	if command -v bochs >/dev/null 2>&1 || { os_is_debian && [ "$(id -u)" -eq 0 ]; }; then
 		p="bochs-vmx bochs-svm bochs-vmx-2cpu"
 		# the stock kernel (without the series' KVM patches) is the
 		# normal kernel's variant only
 		[ -n "${DEBUG:-}" ] || p="$p bochs-vmx-stock"
+	else
+		echo "note: the Bochs platforms are left out: Bochs is not installed (Debian: apt-get install bochs bochs-term bochsbios vgabios; Fedora: dnf install bochs bochs-bios vgabios)" >&2
 	fi
 	if os_is_debian || [ -n "${QEMU:-}" ]; then
 		p="$p qemu-svm"
