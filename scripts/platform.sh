@@ -41,7 +41,7 @@ if [ -n "$DEBUG" ]; then
 else
 	TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 fi
-CMDLINE="console=ttyS0 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
+CMDLINE="console=ttyS0,115200 printk.devkmsg=on panic=-1 kvmipi.timeout=$TEST_TIMEOUT"
 # LOAD=N[,M]: N spinning and M sleeping processes beside the tests (guest-init.sh)
 [ -z "${LOAD:-}" ] || CMDLINE="$CMDLINE kvmipi.load=$LOAD"
 # EXTRA_CMDLINE: more for the test kernel (a mutant's "Cmdline: ", debugging)
@@ -93,12 +93,16 @@ base=${platform%-2cpu}
 # boots then spent up to 4.3 guest seconds, over three wall minutes, in
 # vmx_init() alone, which asks the idle CPU to run things; 1 ms with
 # idle=halt (docs/platforms.md, "Two CPUs").
+INITRD_MORE=
 case $platform in
 *-2cpu) CMDLINE="$CMDLINE kvmipi.list=tests-2cpu.list idle=halt" BOCHS_CPUS=2 ;;
 bochs-vmx) CMDLINE="$CMDLINE kvmipi.nonroot" ;;
 # kvm_util's safe_halt() meets a Bochs SVM defect: the tests built with a
-# polling one (scripts/build-tests.sh, docs/platforms.md)
-bochs-svm) CMDLINE="$CMDLINE kvmipi.poll_idle" ;;
+# polling one (scripts/build-tests.sh, docs/platforms.md), in an archive
+# appended to the initramfs (scripts/initramfs.sh)
+bochs-svm)
+	CMDLINE="$CMDLINE kvmipi.poll_idle"
+	[ ! -f "$INITRAMFS.poll-idle" ] || INITRD_MORE=$INITRAMFS.poll-idle ;;
 *-stock) CMDLINE="$CMDLINE kvmipi.list=tests-stock.list" BZIMAGE=$STOCK_BZIMAGE ;;
 esac
 
@@ -107,9 +111,13 @@ rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator "$
 
 emu_pid=
 cleanup() {
+	local i
 	if [ -n "$emu_pid" ]; then
 		kill -TERM -- "-$emu_pid" 2>/dev/null || true
-		sleep 1
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 -- "-$emu_pid" 2>/dev/null || break
+			sleep 0.1
+		done
 		kill -KILL -- "-$emu_pid" 2>/dev/null || true
 		wait "$emu_pid" 2>/dev/null || true
 		emu_pid=
@@ -133,8 +141,11 @@ watch_emulator() {
 			[ $((SECONDS - start)) -ge 60 ]; } 2>/dev/null; then
 			rfb_unlock
 		fi
-		if [ -z "$ended" ] && grep -qE '@@ END|Kernel panic|reboot: (Power down|Restarting)' \
-			"$out/console.log" 2>/dev/null; then
+		# the guest's last words: the emulator has nothing more to say
+		if grep -qE 'reboot: (Power down|Restarting)' "$out/console.log" 2>/dev/null; then
+			break
+		fi
+		if [ -z "$ended" ] && grep -qE '@@ END|Kernel panic' "$out/console.log" 2>/dev/null; then
 			ended=$SECONDS
 		fi
 		# give a finished or panicked guest a moment to flush and power off
@@ -173,7 +184,7 @@ make_iso() {
 	mkdir -p "$iso_root/isolinux"
 	cp "$isolinux" "$ldlinux" "$iso_root/isolinux/"
 	cp "$BZIMAGE" "$iso_root/bzImage"
-	cp "$INITRAMFS" "$iso_root/initrd"
+	cat "$INITRAMFS" ${INITRD_MORE:+"$INITRD_MORE"} >"$iso_root/initrd"
 	printf 'default kvmipi\nprompt 0\nlabel kvmipi\n  kernel /bzImage\n  append initrd=/initrd %s\n' \
 		"$CMDLINE$BOCHS_CMDLINE" >"$iso_root/isolinux/isolinux.cfg"
 	xorriso -as mkisofs -quiet -o "$out/boot.iso" -b isolinux/isolinux.bin \
