@@ -73,7 +73,7 @@ if [ -z "$missing" ]; then
 	exit 0
 fi
 
-if ! os_is_debian || [ "$(id -u)" -ne 0 ]; then
+if ! deps_installs; then
 	{
 		echo "error: missing here for the build and PLATFORMS=\"$PLATFORMS\":"
 		awk -F'\t' '{ printf "  %-40s apt-get: %-22s dnf: %s\n", $1, $2, $3 }' <<<"$missing"

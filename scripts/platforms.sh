@@ -39,6 +39,11 @@ os_is_debian() {
 		command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1
 }
 
+# make deps installs the missing packages here: Debian, as root
+deps_installs() {
+	os_is_debian && [ "$(id -u)" -eq 0 ]
+}
+
 running_release() {
 	echo "${KVMIPI_UNAME_R:-$(uname -r)}"
 }
@@ -131,7 +136,7 @@ host_kernel() {
 # loudly) or with QEMU=, and qemu-kvm where KVM can run a nested guest.
 default_platforms() {
 	local p="" why
-	if command -v bochs >/dev/null 2>&1 || { os_is_debian && [ "$(id -u)" -eq 0 ]; }; then
+	if command -v bochs >/dev/null 2>&1 || deps_installs; then
 		p="bochs-vmx bochs-svm bochs-vmx-2cpu"
 		# the stock kernel (without the series' KVM patches) is the
 		# normal kernel's variant only
