@@ -63,24 +63,6 @@ done
 kvm_selftests_make INSTALL_PATH="$TESTS_OUT" install >"$KB/kselftest-build.log" 2>&1 ||
 	{ tail -30 "$KB/kselftest-build.log" >&2; die "KVM selftests build failed (log: $KB/kselftest-build.log)"; }
 
-# shadow_tree DEST DIR: at DEST, the kernel tree as symbolic links to
-# $KTREE, but for its directory DIR, a copy that can be changed: relative
-# paths out of DIR (the selftests' ../lib.mk, ../../../../tools/include)
-# reach the tree's own files.
-shadow_tree() {
-	local dest=$1 dir=$2 from=$KTREE at=$1 part e
-	rm -rf "$dest"
-	mkdir -p "$dest"
-	for part in ${dir//\// }; do
-		for e in "$from"/*; do
-			[ "${e##*/}" = "$part" ] || ln -s "$e" "$at/${e##*/}"
-		done
-		from=$from/$part at=$at/$part
-		mkdir "$at"
-	done
-	cp -a "$from/." "$at/"
-}
-
 # build_variant NAME CHANGE REUSE TEST...: TESTs built once more, in a shadow
 # of the tree whose KVM selftests directory the function CHANGE alters (it
 # runs there), installed beside the real ones as kvm/TEST.NAME.  REUSE=1
@@ -116,31 +98,6 @@ put_other_rule() {
 	say "warning: no file of the series differs under the other fastpath rule: the *.other-rule tests are the tests themselves, and must fail"
 build_variant other-rule put_other_rule 1 "${WRONG_RULE_TESTS[@]}"
 
-# bochs-svm's build of the tests (guest-init.sh puts it in place where the
-# platform asks, kvmipi.poll_idle): kvm_util's safe_halt() polls, "sti;
-# nop", instead of "sti; hlt".  Under Bochs 2.7's SVM an interrupt that KVM
-# left pending in V_IRQ while the guest had interrupts off is taken only
-# when the guest itself next sets IF from 0 to 1 and STI's shadow has
-# ended; with "sti; hlt" the HLT exits first, every time, and the vCPU
-# never takes it (docs/platforms.md, "Bochs SVM and safe_halt()").  Each
-# caller loops on its own condition with interrupts off, so a poll is a
-# halt that returns at once; no posted code changes.  The HLT wake-up test
-# keeps the real safe_halt(): it shows the defect, as expected failures.
-# The same build opens sti_nop_cli()'s window twice, "sti; nop; cli" once
-# more: a host interrupt that Bochs held while the guest had IF=0 wins at
-# the guest's STI, and its exit leaves the V_IRQ to be recognised at the
-# next IF 0->1 change (docs/platforms.md, "An interrupt not taken in its
-# `sti; nop; cli` window").  One window is all hardware needs.
-poll_idle() {
-	local h=include/$ARCH_DIR/processor.h
-	sed -i '/^static inline void safe_halt(void)$/,/^}$/ s/"sti; hlt"/"sti; nop"/' "$h"
-	grep -q '"sti; nop"' < <(sed -n '/^static inline void safe_halt(void)$/,/^}$/p' "$h") ||
-		die "no 'sti; hlt' safe_halt() in $h to make poll"
-	sed -i '/^static inline void sti_nop_cli(void)$/,/^}$/ s/"sti; nop; cli"/"sti; nop; cli; sti; nop; cli"/' "$h"
-	grep -q '"sti; nop; cli; sti; nop; cli"' \
-		< <(sed -n '/^static inline void sti_nop_cli(void)$/,/^}$/p' "$h") ||
-		die "no 'sti; nop; cli' sti_nop_cli() in $h to open twice"
-}
 POLL_IDLE_TESTS=()
 for t in "${ours[@]}"; do
 	t=${t%% *}

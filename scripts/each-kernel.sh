@@ -92,6 +92,14 @@ if [ "$counts" = run ]; then
 	else
 		f=$((f + 1))
 	fi
+	# ... and prints the points docs/coverage.points lists, which the
+	# contract table (docs/coverage.md) names
+	KERNELS=$kernels "$TOP/scripts/coverage.sh" run "$top"
+	if read -r np nf ns <"$top/coverage.counts" 2>/dev/null; then
+		p=$((p + np)) f=$((f + nf)) s=$((s + ns))
+	else
+		f=$((f + 1))
+	fi
 fi
 echo "$p $f $s $x" >"$top/$counts.counts"
 # make run: the policy picture from every kernel's matrix results

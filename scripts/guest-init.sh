@@ -22,6 +22,9 @@ ln -sf /proc/self/fd/2 /dev/stderr
 limit=$(sed -n 's/.*kvmipi.timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
 # make mutants: no more tests after the first failure (suite.sh)
 ! grep -qw kvmipi.stop_on_failure /proc/cmdline || export STOP_ON_FAILURE=1
+# ... but not after a test with expected failures on this platform
+MAY_FAIL=$(sed -n 's/.*kvmipi.may_fail=\([^ ]*\).*/\1/p' /proc/cmdline)
+export MAY_FAIL
 
 # kvmipi.load=N[,M] (make run LOAD=N[,M]): a loaded host, N processes that
 # spin and M that wake every millisecond and sleep again, beside the tests

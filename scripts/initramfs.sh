@@ -24,7 +24,8 @@ if [ "$TESTS_LIST" = "$TESTS_OUT/tests.list" ]; then
 	mv "$TESTS_LIST_STOCK.tmp" "$TESTS_LIST_STOCK"
 fi
 
-root=$KB/initramfs
+# staged beside the archive: packs of other lists (a mutant's) never share it
+root=${INITRAMFS%.cpio}.root
 rm -rf "$root"
 mkdir -p "$root"/{bin,dev,etc,proc,sys,tmp,usr/bin,tests/kvm}
 # the user the "@nonroot" runs run as (suite.sh)
@@ -57,7 +58,7 @@ add_test() {	# add_test SRC DEST
 # bochs-svm builds, where build-tests.sh made them, go into an archive of
 # their own, $INITRAMFS.poll-idle, which only bochs-svm's boots append
 # (platform.sh; the kernel unpacks one archive after the other).
-poll=$KB/initramfs-poll-idle
+poll=${INITRAMFS%.cpio}.poll-idle-root
 rm -rf "$poll" "$INITRAMFS.poll-idle"
 mkdir -p "$poll/tests/kvm"
 while read -r t _; do

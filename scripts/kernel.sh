@@ -359,6 +359,9 @@ build_stock() {
 }
 
 mkdir -p "$BUILD"
+# one at a time in this kernel's tree and build directories: a mutant's
+# build, a test tried alone (try.sh), make kernel
+kernel_lock
 need_cmd rsync rsync
 need_cmd patch patch
 get_source

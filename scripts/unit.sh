@@ -106,6 +106,15 @@ for t in "$TOP"/scripts/tests/*.test; do
 	[ "$rc" -eq 0 ] || result fail "$name: exit status $rc" "$work/$name.out"
 done
 
+# 2d. The contract table (docs/coverage.md) names only points that our
+# tests print (docs/coverage.points; make run checks that list).
+"$TOP/scripts/coverage.sh" doc >"$work/coverage.out" 2>&1
+line=$(grep -m1 '^\(not \)\?ok - ' "$work/coverage.out")
+case $line in
+"ok - "*) result pass "${line#ok - }" ;;
+*) line=${line#not ok - }; result fail "${line:-coverage: scripts/coverage.sh doc failed}" "$work/coverage.out" ;;
+esac
+
 # 3. Per kernel: patch hygiene and bisectability (scripts/series-hygiene.sh),
 # the kernels side by side: much of it (unpacking, git add, checkpatch,
 # linking) runs on one core, so two of them keep both busy.

@@ -49,6 +49,8 @@ static const struct pv_ipi_case cases[] = {
 	{ "IDs no vCPU has", BIT_ULL(3) | BIT_ULL(63), BIT_ULL(0), 0 },
 	{ "a base above every APIC ID", ~0ULL, ~0ULL, 0x1000 },
 	{ "the base 0xffffffff", 0xffffffffULL, 0, 0xffffffff },
+	/* a1's bits name APIC IDs 2^32 + 0 and up: none, not 0 and 1 */
+	{ "a high half past APIC ID 0xffffffff", 0, BIT_ULL(0) | BIT_ULL(1), 0xffffffc0 },
 };
 
 static void guest_code(bool sender)
