@@ -54,19 +54,40 @@ TESTS_LIST_2CPU=${TESTS_LIST_2CPU:-$(dirname "$TESTS_LIST")/tests-2cpu.list}
 # ... on the stock kernel (bochs-vmx-stock; initramfs.sh writes it)
 TESTS_LIST_STOCK=${TESTS_LIST_STOCK:-$(dirname "$TESTS_LIST")/tests-stock.list}
 [ -f "$TESTS_LIST_STOCK" ] || [ ! -f "$TESTS_LIST" ] || TESTS_LIST_STOCK=$TESTS_LIST
+# left_out PLATFORM: the tests scripts/left-out keeps off PLATFORM (a
+# platform defect that no test point can survive), comma-separated
+left_out() {
+	awk -F'\t' -v p="$1" '$1 == p { print $2 }' "$TOP/scripts/left-out" | paste -sd, -
+}
+# without_tests NAMES: the run list on stdin without the tests of NAMES
+# (comma-separated, as "kvm/NAME" lines and the runner's "-t kvm:NAME");
+# guest-init.sh does the same with the kernel's kvmipi.left_out=
+without_tests() {
+	local args=() t
+	for t in ${1//,/ }; do
+		args+=(-e "/^kvm\/$t\( \|\$\)/d" -e "s/ -t kvm:$t\( \|\$\)/\1/")
+	done
+	if [ ${#args[@]} -gt 0 ]; then sed "${args[@]}"; else cat; fi
+}
 # tests_list_of PLATFORM: the list the guest runs there
 tests_list_of() {
+	local list tmp out
 	case $1 in
-	*-2cpu) echo "$TESTS_LIST_2CPU" ;;
-	*-stock) echo "$TESTS_LIST_STOCK" ;;
-	bochs-vmx | host) echo "$TESTS_LIST" ;;
+	*-2cpu) list=$TESTS_LIST_2CPU ;;
+	*-stock) list=$TESTS_LIST_STOCK ;;
+	bochs-vmx | host) list=$TESTS_LIST ;;
 	*)	# the "@nonroot" runs are bochs-vmx's (platform.sh); platforms
 		# booting side by side must not read it half written
-		local tmp=$TESTS_LIST.root.$BASHPID
+		tmp=$TESTS_LIST.root.$BASHPID
 		grep -v ' @nonroot$' "$TESTS_LIST" >"$tmp" || true
 		mv -f "$tmp" "$TESTS_LIST.root"
-		echo "$TESTS_LIST.root" ;;
+		list=$TESTS_LIST.root ;;
 	esac
+	[ -n "$(left_out "$1")" ] || { echo "$list"; return; }
+	out=$list.$1 tmp=$list.$1.$BASHPID
+	without_tests "$(left_out "$1")" <"$list" >"$tmp"
+	mv -f "$tmp" "$out"
+	echo "$out"
 }
 
 # emulator_slot: wait for one of $EMULATOR_SLOTS lock files (default: one

@@ -57,6 +57,15 @@ if ! grep -qw kvmipi.nonroot /proc/cmdline; then
 	list=/tmp/tests.list
 fi
 
+# kvmipi.left_out=A,B (platform.sh, scripts/left-out): tests this platform
+# cannot run at all, out of the list and the runner's line
+for t in $(sed -n 's/.*kvmipi.left_out=\([a-z0-9_,]*\).*/\1/p' /proc/cmdline | tr , ' '); do
+	sed -e "/^kvm\/$t\( \|\$\)/d" -e "s/ -t kvm:$t\( \|\$\)/\1/" "$list" >/tmp/tests.list.new
+	mv /tmp/tests.list.new /tmp/tests.list.left
+	list=/tmp/tests.list.left
+	echo "<5>kvmipi: $t left out on this platform (scripts/left-out)" >/dev/kmsg
+done
+
 sh /suite.sh /tests "${limit:-300}" "$list" 2>&1 | while IFS= read -r line; do
 	echo "<5>@@ $line" >/dev/kmsg
 done

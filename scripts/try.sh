@@ -52,7 +52,11 @@ build_in() {
 		shadow_tree "$shadow" "$KVM_REL"
 	)
 	cp "$src" "$shadow/$KVM_REL/$ARCH_DIR/"
-	echo "TEST_GEN_PROGS_${ARCH_DIR} += $ARCH_DIR/$name" >>"$shadow/$KVM_REL/$KVM_MAKEFILE"
+	# listed before lib.mk turns the lists into paths
+	sed -i "/^TEST_GEN_PROGS += \$(TEST_GEN_PROGS_\$(ARCH/i TEST_GEN_PROGS_${ARCH_DIR} += $ARCH_DIR/$name" \
+		"$shadow/$KVM_REL/$KVM_MAKEFILE"
+	grep -q "^TEST_GEN_PROGS_${ARCH_DIR} += $ARCH_DIR/$name\$" "$shadow/$KVM_REL/$KVM_MAKEFILE" ||
+		die "no place for $name in $KVM_MAKEFILE"
 	(cd "$shadow/$KVM_REL" && $change)
 	mkdir -p "$build"
 	rsync -a --include='*/' --include='*.o' --include='*.d' --exclude='*' "$objs/" "$build/"
