@@ -15,6 +15,9 @@
 # guest runs "kvm/TEST ARGS" on each platform of $PLATFORMS (default
 # bochs-vmx) and the KTAP goes to the terminal.
 #
+# A source that the series renders (its code under the series' #if symbols,
+# a compat diff) is built as it is, with a warning.
+#
 # KERNEL=6.12|7.3 (default 6.12), PLATFORMS="bochs-vmx qemu-svm ...",
 # TRY_OUT=DIR (default build/<kernel>/try/<test>).  Exits as make run does.
 set -euo pipefail
@@ -38,6 +41,11 @@ KVM_REL=tools/testing/selftests/kvm
 objs=$KB/kselftest-build/kselftest/kvm
 [ -d "$objs/$ARCH_DIR" ] && [ -d "$TESTS_OUT/kvm" ] ||
 	die "no KVM selftests built for $KERNEL: run 'make tests KERNEL=$KERNEL' first"
+# The series renders some sources (scripts/patches.sh): unifdef with its
+# symbols, and for 6.12 a compat diff; this builds the source as it is.
+if grep -q '^#if.*KVM_' "$src" || [ -f "$TOP/compat/$KERNEL/tests/$name.diff" ]; then
+	say "warning: the series renders $name (its #if KVM_... code or compat/$KERNEL/tests/$name.diff); built here as the source is: for the series' build, 'make tests' and mutants"
+fi
 out=${TRY_OUT:-$KB/try/$name}
 PLATFORMS=${PLATFORMS:-bochs-vmx}
 rm -rf "$out"

@@ -52,9 +52,9 @@ struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat
 #ifdef KVM_IPI_XAPIC
 /*
  * Checks of which @failed went unlike the SDM and @deviated exactly as KVM
- * is known to, of the @known that KVM is known to get wrong: an expected
- * failure while KVM does exactly that, a failure once it does anything
- * else, the SDM's answer included (then the mark must go).
+ * is known to, of the @known that KVM is known to get wrong: a failure if
+ * any went otherwise, an expected failure while some deviate exactly as
+ * known, a pass once all follow the SDM.
  */
 struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
 				   unsigned int known);

@@ -21,8 +21,8 @@
  * Without the stat the paths are not compared; the rest still runs.
  *
  * Where KVM is known to differ from the SDM, a point is an expected failure
- * (XFAIL) only while KVM does exactly what it is known to do, and fails once
- * it does anything else, the SDM's answer included (then drop the mark):
+ * (XFAIL) while KVM does exactly what it is known to do, passes where it
+ * follows the SDM, and fails on anything else:
  *  - a vector 0-15 is accepted into the receivers' IRRs, where it stays (SDM
  *    Vol. 3A 11.5.3: "the local APIC will never set an IRR bit in the range
  *    0 to 15"), and the sender's ESR does not log "send illegal vector";
@@ -737,7 +737,7 @@ static void report_sdm(const char *name, unsigned int failed, unsigned int devia
 
 	if (!failed && deviated < known)
 		ksft_print_msg("%s: %u of %u known KVM deviations %s\n", name, known - deviated,
-			       known, "now follow the SDM: drop the mark");
+			       known, "now follow the SDM");
 	ksft_test_result_code(v.code, name, v.why ? "%s" : NULL, v.why);
 }
 

@@ -737,7 +737,7 @@ static void report_group(const struct matrix_run *r, unsigned int i)
 	if (!res->outcome_failed && res->deviated < res->known)
 		ksft_print_msg("%s%s: %u of %u known KVM deviations %s\n", r->label, g->name,
 			       res->known - res->deviated, res->known,
-			       "now follow the SDM: drop the mark");
+			       "now follow the SDM");
 	v = ipi_sdm_verdict(res->outcome_failed, res->deviated, res->known);
 	report_point(r, g, "outcome", v.code, v.why);
 #else
