@@ -12,6 +12,10 @@
 # make flakes  RUNS=N runs of each platform's list on one build, counted per
 #              test with every failing point (a measurement, docs/reliability.md)
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
+# make mutants KVM bugs put back, each must be caught; must-pass ones passed
+# make unit    the project's own host-only tests; make help: this text
+# scripts/try.sh TEST.c  one test from its source on one kernel and platform
+#              (docs/testbed.md, "One test alone")
 #
 # KERNEL=6.12 or 7.3 (any patches/<kernel>/) works on that kernel only;
 # by default every target covers 6.12 and the newest 7.x whose source the
@@ -26,21 +30,24 @@ BUILD ?= $(CURDIR)/build
 # before anything is fetched or built: an unknown one, an unusable /dev/kvm,
 # nested virtualization off or a missing QEMU stop make here, saying what
 # to do (scripts/platforms.sh).
-ifneq ($(filter-out clean unit patches,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean help unit patches,$(or $(MAKECMDGOALS),all)),)
 PLATFORMS := $(shell PLATFORMS="$(PLATFORMS)" KERNEL="$(KERNEL)" KSRC="$(KSRC)" QEMU="$(QEMU)" \
 		BOCHS="$(BOCHS)" DEBUG="$(DEBUG)" scripts/platforms.sh check)
 ifneq ($(.SHELLSTATUS),0)
 $(error no platform to run (above))
 endif
 endif
+# make help and make clean need no kernel (and no network to find one)
+ifneq ($(filter-out clean help,$(or $(MAKECMDGOALS),all)),)
 KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) PLATFORMS="$(PLATFORMS)" scripts/kernels.sh)
 ifeq ($(KERNELS),)
 $(error no kernel to work on: see the error above)
 endif
+endif
 export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD RUNS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT
 EACH = scripts/each-kernel.sh
 
-.PHONY: all deps kernel headers patches tests host-tests initramfs run mutants flakes bench unit check clean
+.PHONY: all help deps kernel headers patches tests host-tests initramfs run mutants flakes bench unit check clean
 
 all: initramfs
 
@@ -96,3 +103,7 @@ check:
 
 clean:
 	rm -rf $(BUILD)
+
+# the goals and variables, from this file's head comment
+help:
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))

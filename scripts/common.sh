@@ -96,11 +96,18 @@ tests_list_of() {
 # machine's, as its CPUs are: both kernels' runs and mutants, side by side,
 # and other checkouts share them, so that no more emulators run at once
 # than there are CPUs, and none waits while a CPU has none.
+# The lock files are made writable by every user, so that a root run does
+# not lock out a user's; where one is not (made by an older run), that
+# user takes a slot of their own beside it.
 emulator_slot() {
-	local i n=${EMULATOR_SLOTS:-$(nproc)}
+	local i n=${EMULATOR_SLOTS:-$(nproc)} f
 	while :; do
 		for ((i = 0; i < n; i++)); do
-			exec 8>"${TMPDIR:-/tmp}/kvmipi-emulator-slot.$i"
+			f=${TMPDIR:-/tmp}/kvmipi-emulator-slot.$i
+			[ -w "$f" ] || [ ! -e "$f" ] || f=$f.$(id -u)
+			# shellcheck disable=SC2094 # created, then locked
+			(umask 0; : >>"$f") 2>/dev/null
+			exec 8>>"$f"
 			flock -n 8 && return 0
 			exec 8>&-
 		done
