@@ -54,10 +54,16 @@ TESTS_LIST_2CPU=${TESTS_LIST_2CPU:-$(dirname "$TESTS_LIST")/tests-2cpu.list}
 # ... on the stock kernel (bochs-vmx-stock; initramfs.sh writes it)
 TESTS_LIST_STOCK=${TESTS_LIST_STOCK:-$(dirname "$TESTS_LIST")/tests-stock.list}
 [ -f "$TESTS_LIST_STOCK" ] || [ ! -f "$TESTS_LIST" ] || TESTS_LIST_STOCK=$TESTS_LIST
+# platform_tests FILE PLATFORM: the tests a "platform<TAB>test<TAB>..."
+# file (scripts/left-out, scripts/expected-failures) names for PLATFORM,
+# each once, comma-separated
+platform_tests() {
+	awk -F'\t' -v p="$2" '$1 == p { print $2 }' "$1" | sort -u | paste -sd, -
+}
 # left_out PLATFORM: the tests scripts/left-out keeps off PLATFORM (a
-# platform defect that no test point can survive), comma-separated
+# platform defect that no test point can survive)
 left_out() {
-	awk -F'\t' -v p="$1" '$1 == p { print $2 }' "$TOP/scripts/left-out" | paste -sd, -
+	platform_tests "$TOP/scripts/left-out" "$1"
 }
 # without_tests NAMES: the run list on stdin without the tests of NAMES
 # (comma-separated, as "kvm/NAME" lines and the runner's "-t kvm:NAME");

@@ -115,8 +115,7 @@ left=$(left_out "$platform")
 # not at a test that has expected failures here (scripts/expected-failures):
 # its verdict, XFAIL or not, is the host's, and the tests after it run.
 if [[ " $CMDLINE " == *" kvmipi.stop_on_failure "* ]]; then
-	xfail_tests=$(awk -F'\t' -v p="$platform" '$1 == p { print $2 }' \
-		"$TOP/scripts/expected-failures" | sort -u | paste -sd, -)
+	xfail_tests=$(platform_tests "$TOP/scripts/expected-failures" "$platform")
 	[ -z "$xfail_tests" ] || CMDLINE="$CMDLINE kvmipi.may_fail=$xfail_tests"
 fi
 
