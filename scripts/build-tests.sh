@@ -23,7 +23,6 @@ CANARIES=(kvm_binary_stats_test xapic_state_test)
 # budget; TESTS_2CPU_MORE="x2apic_ipi_matrix_test" adds it.
 TESTS_2CPU=(x2apic_ipi_smp_test x2apic_hlt_wakeup_test "x2apic_ipi_stress_test -v 2"
 	    ${TESTS_2CPU_MORE:-})
-KVM_REL=tools/testing/selftests/kvm
 KVM=$KTREE/$KVM_REL
 # The test bed's check that a path check can fail: these tests built once
 # more against this tree, with the files of the series whose code differs
@@ -69,22 +68,12 @@ kvm_selftests_make INSTALL_PATH="$TESTS_OUT" install >"$KB/kselftest-build.log" 
 # starts from a copy of the real build's objects, so that make rebuilds only
 # the sources CHANGE replaced (a header change is not seen that way: 0).
 build_variant() {
-	local name=$1 change=$2 reuse=$3 shadow=$KB/$1-tree out=$KB/$1-build t cc=gcc
+	local name=$1 change=$2 reuse=$3 t
 	shift 3
-	shadow_tree "$shadow" "$KVM_REL"
-	(cd "$shadow/$KVM_REL" && "$change")
-	rm -rf "$out"
-	mkdir -p "$out"
-	[ "$reuse" = 0 ] ||
-		rsync -a --include='*/' --include='*.o' --include='*.d' --exclude='*' \
-			"$KB/kselftest-build/kselftest/kvm/" "$out/"
-	command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
-	CCACHE_BASEDIR=$BUILD make -s -C "$shadow/$KVM_REL" -j"$JOBS" OUTPUT="$out" CC="$cc" \
-		KHDR_INCLUDES="-isystem $KOUT/usr/include" LDFLAGS="-static -pthread -no-pie" \
-		"${@/#/$out/$ARCH_DIR/}" >"$KB/$name-build.log" 2>&1 ||
-		{ tail -30 "$KB/$name-build.log" >&2; die "the $name tests did not build (log: $KB/$name-build.log)"; }
+	shadow_build "$KB/$name-tree" "$KB/$name-build" "$KB/$name-build.log" "$change" "$reuse" "$@" ||
+		die "the $name tests did not build (log: $KB/$name-build.log)"
 	for t; do
-		cp "$out/$ARCH_DIR/$t" "$TESTS_OUT/kvm/$t.$name"
+		cp "$KB/$name-build/$ARCH_DIR/$t" "$TESTS_OUT/kvm/$t.$name"
 	done
 }
 

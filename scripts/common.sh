@@ -370,6 +370,30 @@ shadow_tree() {
 	cp -a "$from/." "$at/"
 }
 
+# shadow_build SHADOW OUT LOG CHANGE REUSE TEST...: the KVM selftests TESTs
+# built in a shadow of the tree at SHADOW whose KVM selftests directory the
+# command CHANGE alters (it runs there), into OUT/$ARCH_DIR/.  REUSE=1
+# starts from a copy of the tree's own build's objects, so that make
+# rebuilds only the sources CHANGE replaced (a header change is not seen
+# that way: 0).  A failed build prints LOG's end and returns non-zero.
+KVM_REL=tools/testing/selftests/kvm
+shadow_build() {
+	local shadow=$1 out=$2 log=$3 change=$4 reuse=$5 cc=gcc
+	shift 5
+	shadow_tree "$shadow" "$KVM_REL"
+	(cd "$shadow/$KVM_REL" && $change)
+	rm -rf "$out"
+	mkdir -p "$out"
+	[ "$reuse" = 0 ] ||
+		rsync -a --include='*/' --include='*.o' --include='*.d' --exclude='*' \
+			"$KB/kselftest-build/kselftest/kvm/" "$out/"
+	command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+	CCACHE_BASEDIR=$BUILD make -s -C "$shadow/$KVM_REL" -j"$JOBS" OUTPUT="$out" CC="$cc" \
+		KHDR_INCLUDES="-isystem $KOUT/usr/include" LDFLAGS="-static -pthread -no-pie" \
+		"${@/#/$out/$ARCH_DIR/}" >"$log" 2>&1 ||
+		{ tail -30 "$log" >&2; return 1; }
+}
+
 # bochs-svm's build of the tests (guest-init.sh puts it in place where the
 # platform asks, kvmipi.poll_idle): kvm_util's safe_halt() polls, "sti;
 # nop", instead of "sti; hlt".  Under Bochs 2.7's SVM an interrupt that KVM

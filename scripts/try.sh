@@ -37,7 +37,6 @@ src=$(cd "$(dirname "$1")" && pwd)/${1##*/}
 shift
 [ -f "$src" ] || die "no test source $src"
 name=$(basename "$src" .c)
-KVM_REL=tools/testing/selftests/kvm
 objs=$KB/kselftest-build/kselftest/kvm
 [ -d "$objs/$ARCH_DIR" ] && [ -d "$TESTS_OUT/kvm" ] ||
 	die "no KVM selftests built for $KERNEL: run 'make tests KERNEL=$KERNEL' first"
@@ -51,34 +50,33 @@ PLATFORMS=${PLATFORMS:-bochs-vmx}
 rm -rf "$out"
 mkdir -p "$out/kselftest/kvm"
 
-# build_in VARIANT CHANGE: the test, in a shadow of the tree whose KVM
-# selftests directory has it (and CHANGE applied), into $out/VARIANT
-build_in() {
-	local variant=$1 change=$2 shadow=$out/$1-tree build=$out/$1 cc=gcc
-	(
-		kernel_lock
-		shadow_tree "$shadow" "$KVM_REL"
-	)
-	cp "$src" "$shadow/$KVM_REL/$ARCH_DIR/"
-	# listed before lib.mk turns the lists into paths
+# add_test: in a shadow's KVM selftests directory, the test and its
+# Makefile line, before lib.mk turns the lists into paths
+add_test() {
+	cp "$src" "$ARCH_DIR/"
 	sed -i "/^TEST_GEN_PROGS += \$(TEST_GEN_PROGS_\$(ARCH/i TEST_GEN_PROGS_${ARCH_DIR} += $ARCH_DIR/$name" \
-		"$shadow/$KVM_REL/$KVM_MAKEFILE"
-	grep -q "^TEST_GEN_PROGS_${ARCH_DIR} += $ARCH_DIR/$name\$" "$shadow/$KVM_REL/$KVM_MAKEFILE" ||
+		"$KVM_MAKEFILE"
+	grep -q "^TEST_GEN_PROGS_${ARCH_DIR} += $ARCH_DIR/$name\$" "$KVM_MAKEFILE" ||
 		die "no place for $name in $KVM_MAKEFILE"
-	(cd "$shadow/$KVM_REL" && $change)
-	mkdir -p "$build"
-	rsync -a --include='*/' --include='*.o' --include='*.d' --exclude='*' "$objs/" "$build/"
-	command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
-	CCACHE_BASEDIR=$BUILD make -s -C "$shadow/$KVM_REL" -j"$JOBS" OUTPUT="$build" CC="$cc" \
-		KHDR_INCLUDES="-isystem $KOUT/usr/include" LDFLAGS="-static -pthread -no-pie" \
-		"$build/$ARCH_DIR/$name" >"$out/$variant.log" 2>&1 ||
-		{ cat "$out/$variant.log" >&2; die "$name did not build for $KERNEL"; }
 }
-build_in plain true
+add_test_poll_idle() {
+	add_test
+	poll_idle
+}
+
+# build_in VARIANT CHANGE REUSE: the test, in a shadow of the tree (held
+# while it builds, as it reads the tree's headers), into $out/VARIANT
+build_in() {
+	( kernel_lock
+	  shadow_build "$out/$1-tree" "$out/$1" "$out/$1.log" "$2" "$3" "$name" ) ||
+		die "$name did not build for $KERNEL (log: $out/$1.log)"
+}
+build_in plain add_test 1
 cp "$out/plain/$ARCH_DIR/$name" "$out/kselftest/kvm/$name"
 case " $PLATFORMS " in
 *" bochs-svm "*)
-	build_in poll-idle poll_idle
+	# a header changes: nothing of the tree's build is reused
+	build_in poll-idle add_test_poll_idle 0
 	cp "$out/poll-idle/$ARCH_DIR/$name" "$out/kselftest/kvm/$name.poll-idle" ;;
 esac
 
