@@ -3,7 +3,10 @@
 /*
  * The ICR fastpath's module switch; see fastpath_switch.h.
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "kvm_util.h"
@@ -27,10 +30,51 @@ const char *fastpath_switch_unusable(bool asked)
 	return NULL;
 }
 
+/* What the switch was before this test first wrote it; -1: not written. */
+static int restore_to = -1;
+
+/* Async-signal-safe: open(), write() and close() only. */
+static void switch_put_back(void)
+{
+	int fd = open(SWITCH_PATH, O_WRONLY);
+
+	if (fd < 0)
+		return;
+	if (write(fd, restore_to ? "Y" : "N", 1) != 1)
+		fd = -fd;
+	close(fd < 0 ? -fd : fd);
+}
+
+static void put_back_and_die(int sig)
+{
+	switch_put_back();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * The switch is host-wide: whatever way the test ends, a failed assert
+ * (exit()), the runner's SIGTERM, a hang's SIGALRM or ^C, put it back.
+ */
+static void put_back_on_every_exit(bool was)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGALRM };
+	unsigned int i;
+
+	restore_to = was;
+	TEST_ASSERT(!atexit(switch_put_back), "atexit() failed");
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		signal(sigs[i], put_back_and_die);
+}
+
 bool fastpath_switch_set(bool on)
 {
 	bool was = get_kvm_param_bool(FASTPATH_SWITCH);
-	FILE *f = fopen(SWITCH_PATH, "w");
+	FILE *f;
+
+	if (restore_to < 0)
+		put_back_on_every_exit(was);
+	f = fopen(SWITCH_PATH, "w");
 
 	TEST_ASSERT(f, "cannot open %s for writing", SWITCH_PATH);
 	TEST_ASSERT(fputs(on ? "Y" : "N", f) >= 0 && !fclose(f),

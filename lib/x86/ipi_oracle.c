@@ -72,10 +72,12 @@ int icr_format(u64 raw, char *buf, size_t size)
 			icr.vector, extra);
 }
 
+#if !defined(KVM_FASTPATH_SINGLE_TARGET) || defined(KVM_IPI_VM_STATE)
 static enum ipi_apic_state apic_state_of(const struct ipi_vm_apics *vm, unsigned int i)
 {
 	return vm && vm->apic ? vm->apic[i] : IPI_APIC_X2APIC;
 }
+#endif
 
 #ifdef KVM_FASTPATH_SINGLE_TARGET
 /*
@@ -90,8 +92,9 @@ static bool rule_takes(const struct icr_fields *icr, unsigned int sender,
 }
 #else
 /*
- * Logical IDs resolve through the APIC map only while every APIC enabled in
- * IA32_APIC_BASE uses the same logical model: all of them in x2APIC mode.
+ * Logical IDs resolve through the APIC map only while every APIC that is
+ * software-enabled and has a logical ID (a non-zero LDR) uses the same
+ * logical model.  The sender is in x2APIC mode, so no xAPIC one may have.
  */
 static bool logical_map_usable(const struct ipi_vm_apics *vm)
 {
@@ -154,15 +157,7 @@ int icr_expected_fastpath_hits_in(u64 raw, unsigned int sender,
 				  const struct ipi_platform *p,
 				  const struct ipi_vm_apics *vm)
 {
-	if (!p->fastpath_live || !icr_takes_fastpath_in(raw, sender, vm))
-		return 0;
-
-	/*
-	 * IPIv and x2AVIC complete fixed physical IPIs to running targets in
-	 * hardware; the write exits (and takes the fastpath) only when the
-	 * target is not running, which the guest cannot control.
-	 */
-	return p->ipi_virtualized ? -1 : 1;
+	return p->fastpath_live && icr_takes_fastpath_in(raw, sender, vm);
 }
 
 static bool vector_illegal(const struct icr_fields *icr)
@@ -362,6 +357,7 @@ struct ipi_expectation ipi_expect_pv_send(u64 icr, u64 bitmap_low,
 }
 #endif
 
+#ifdef KVM_IPI_VM_STATE
 struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 				     const struct ipi_vm_apics *vm)
 {
@@ -384,6 +380,7 @@ struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 				e.targets &= ~bit;
 			break;
 		case IPI_APIC_XAPIC:
+		case IPI_APIC_XAPIC_LDR0:
 			e.unchecked |= e.targets & bit;
 			e.targets &= ~bit;
 			break;
@@ -395,6 +392,7 @@ struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 		e.fate = IPI_FATE_EACH;
 	return e;
 }
+#endif
 
 bool ipi_received_as(const struct ipi_expectation *e, const u32 *got,
 		     unsigned int nr_vcpus)

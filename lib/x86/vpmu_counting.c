@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#ifdef KVM_FASTPATH_VPMU_GATE
+#if defined(KVM_FASTPATH_VPMU_GATE) && defined(KVM_IPI_VM_STATE)
 /*
  * A mediated vPMU that counts instructions retired; see vpmu_counting.h.
  */
@@ -41,4 +41,4 @@ void guest_vpmu_count_instructions(void)
 		wrmsr(MSR_K7_EVNTSEL0, AMD_ZEN_INSTRUCTIONS_RETIRED | EVNTSEL_COUNT);
 	}
 }
-#endif /* KVM_FASTPATH_VPMU_GATE */
+#endif

@@ -22,7 +22,12 @@ bool fastpath_switch_get(void);
  */
 const char *fastpath_switch_unusable(bool asked);
 
-/* Turn the fastpath on or off; returns what it was.  Fails the test if it cannot. */
+/*
+ * Turn the fastpath on or off; returns what it was.  Fails the test if it
+ * cannot.  The first call also arranges for the value it found to be put
+ * back when the test ends, by exit() or by SIGTERM, SIGINT, SIGHUP or
+ * SIGALRM.
+ */
 bool fastpath_switch_set(bool on);
 
 #endif /* SELFTEST_KVM_FASTPATH_SWITCH_H */

@@ -107,9 +107,10 @@ u32 x2apic_logical_id(u32 x2apic_id);
 /* The state of one vCPU's local APIC, as far as IPIs care. */
 enum ipi_apic_state {
 	IPI_APIC_X2APIC,		/* enabled, x2APIC mode */
-	IPI_APIC_XAPIC,		/* enabled, xAPIC mode */
+	IPI_APIC_XAPIC,		/* enabled, xAPIC mode, flat, LDR non-zero */
 	IPI_APIC_SW_DISABLED,		/* x2APIC mode, SVR bit 8 clear */
 	IPI_APIC_HW_DISABLED,		/* IA32_APIC_BASE.EN clear */
+	IPI_APIC_XAPIC_LDR0,		/* enabled, xAPIC mode, LDR 0 */
 };
 
 /* The VM-wide state: vCPU i has x2APIC ID @x2apic_ids[i]. */
@@ -143,12 +144,11 @@ bool icr_takes_fastpath_in(u64 raw, unsigned int sender, const struct ipi_vm_api
 struct ipi_platform {
 	bool fastpath_possible;	/* this KVM on this CPU can run the fastpath */
 	bool fastpath_live;	/* ... and runs it now */
-	bool ipi_virtualized;	/* IPIv / x2AVIC: some writes never exit */
 };
 
 /*
- * Fastpath hits a guest write of @raw must add to the sender's stat: 0 or 1,
- * or -1 when either is correct (IPI virtualization may skip the exit).
+ * Fastpath hits a guest write of @raw must add to the sender's stat, 0 or 1,
+ * in a VM whose ICR writes all exit (x2apic_enable_icr_exits()).
  */
 int icr_expected_fastpath_hits(u64 raw, const struct ipi_platform *p);
 
@@ -210,6 +210,7 @@ struct ipi_expectation ipi_expect_pv_send(u64 icr, u64 bitmap_low,
 					  unsigned int nr_vcpus);
 #endif
 
+#ifdef KVM_IPI_VM_STATE
 /*
  * What must happen when vCPU @sender of @vm, in x2APIC mode, writes @raw to
  * its ICR: the targets of ipi_expect() that can accept the IPI.
@@ -224,6 +225,7 @@ struct ipi_expectation ipi_expect_pv_send(u64 icr, u64 bitmap_low,
  */
 struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 				     const struct ipi_vm_apics *vm);
+#endif
 
 /* Did the IPI land as @e says?  @got[i]: how many times vCPU i took it. */
 bool ipi_received_as(const struct ipi_expectation *e, const u32 *got,

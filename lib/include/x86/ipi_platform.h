@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the host KVM lets the x2APIC ICR fastpath do, read from the vendor
- * module's parameters with kvm_util's readers: whether the fastpath can run
- * at all (VMX always; SVM only with NRIP save) and whether IPIs are
- * virtualized (IPIv, AVIC), which decides whether the path of an ICR write
- * can be proven through the x2apic_icr_fastpath_writes stat.
+ * What the host KVM lets the x2APIC ICR fastpath do: whether it can run at
+ * all (VMX always; SVM only with NRIP save), and a guest helper that makes
+ * every ICR write of the VM exit, so that the x2apic_icr_fastpath_writes
+ * stat proves the path of each on any host.
  */
 #ifndef SELFTEST_KVM_IPI_PLATFORM_H
 #define SELFTEST_KVM_IPI_PLATFORM_H
@@ -14,6 +13,8 @@
 
 #include "kselftest.h"
 #include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
 #include "ipi_oracle.h"
 #include "vcpu_stats.h"
 
@@ -23,9 +24,22 @@
 struct ipi_platform ipi_platform_probe(void);
 
 /*
+ * Guest code: enable x2APIC mode and inhibit APICv, and with it IPIv and
+ * AVIC, for the whole VM, as nested_x2apic_test does: KVM stops
+ * accelerating the APICs of a VM for good once a vCPU moves its APIC base.
+ * From then on every x2APIC ICR write of the VM exits as a WRMSR, on hosts
+ * with IPI virtualization too.  The base is unused in x2APIC mode.
+ */
+static inline void x2apic_enable_icr_exits(void)
+{
+	x2apic_enable();
+	wrmsr(MSR_IA32_APICBASE, rdmsr(MSR_IA32_APICBASE) & ~MSR_IA32_APICBASE_BASE);
+}
+
+/*
  * Why the path of ICR writes cannot be checked here, or NULL if it can:
- * without the stat, where the fastpath can never run (a path check that
- * cannot fail must not pass), or under IPI virtualization.
+ * without the stat, or where the fastpath can never run (a path check that
+ * cannot fail must not pass).
  */
 const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat);
 
@@ -42,9 +56,8 @@ struct ipi_verdict {
 };
 
 /*
- * The path of writes that had to add @want_hits to the sender's stat (-1:
- * either 0 or 1 is right) and added @hits: a skip with the reason where the
- * path cannot be proven.
+ * The path of writes that had to add @want_hits to the sender's stat and
+ * added @hits: a skip with the reason where the path cannot be proven.
  */
 struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat,
 				    u64 hits, int want_hits);
@@ -60,7 +73,7 @@ struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
 				   unsigned int known);
 #endif
 
-/* One line, e.g. "vmx apicv=N ipiv=N fastpath=live rule=single-target". */
+/* One line, e.g. "vmx fastpath=live rule=fast-delivery". */
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size);
 
 #endif /* SELFTEST_KVM_IPI_PLATFORM_H */

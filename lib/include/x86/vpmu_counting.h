@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#ifdef KVM_FASTPATH_VPMU_GATE
+#if defined(KVM_FASTPATH_VPMU_GATE) && defined(KVM_IPI_VM_STATE)
 /*
  * A guest whose mediated vPMU counts instructions retired: KVM emulates no
  * WRMSR of such a vCPU in its fastpath, so that the counter sees the
@@ -18,4 +18,4 @@ const char *vpmu_counting_unsupported(void);
 void guest_vpmu_count_instructions(void);
 
 #endif /* SELFTEST_KVM_VPMU_COUNTING_H */
-#endif /* KVM_FASTPATH_VPMU_GATE */
+#endif

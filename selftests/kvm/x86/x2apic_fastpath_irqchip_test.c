@@ -48,7 +48,7 @@ static u64 icr_to_write;
 
 static void sender_code(void)
 {
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	for (;;) {
 		GUEST_SYNC(0);
 		x2apic_write_reg(APIC_ICR, READ_ONCE(icr_to_write));
@@ -58,7 +58,7 @@ static void sender_code(void)
 /* Runs once, to its GUEST_SYNC: an APIC must be enabled to accept IPIs. */
 static void target_code(void)
 {
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	GUEST_SYNC(0);
 	GUEST_FAIL("the target vCPU must not run again");
 }

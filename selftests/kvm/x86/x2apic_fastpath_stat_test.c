@@ -46,7 +46,7 @@ static void receiver_isr(struct ex_regs *regs)
 
 static void receiver_code(void)
 {
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	WRITE_ONCE(receiver_ready, 1);
 
 	cli();
@@ -61,7 +61,7 @@ static void sender_code(void)
 {
 	u64 icr;
 
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	for (;;) {
 		GUEST_SYNC(0);
 		icr = READ_ONCE(icr_to_send);

@@ -59,6 +59,8 @@ static const struct vm_state states[] = {
 	{ "all x2APIC, two clusters", 4, { 0, 1, 16, 17 } },
 	{ "one vCPU in xAPIC mode", 4, { 0, 1, 16, 17 },
 	  { [3] = IPI_APIC_XAPIC } },
+	{ "one vCPU in xAPIC mode with LDR 0", 4, { 0, 1, 16, 17 },
+	  { [3] = IPI_APIC_XAPIC_LDR0 } },
 	{ "one APIC hardware-disabled", 4, { 0, 1, 16, 17 },
 	  { [3] = IPI_APIC_HW_DISABLED } },
 	{ "one APIC software-disabled", 4, { 0, 1, 16, 17 },
@@ -117,10 +119,24 @@ static void guest_code(u32 apic_state)
 	if (count_insns)
 		guest_vpmu_count_instructions();
 #endif
-	x2apic_enable();
+	/* The sender, vCPU 0, makes every ICR write of the VM exit. */
+	if (get_bsp_flag())
+		x2apic_enable_icr_exits();
+	else
+		x2apic_enable();
 	switch (apic_state) {
+	/*
+	 * The LDR is written, not inherited: the SDM does not keep it across
+	 * x2APIC -> disabled -> xAPIC.  A flat logical ID, or none.
+	 */
 	case IPI_APIC_XAPIC:
 		xapic_enable();
+		xapic_write_reg(APIC_DFR, APIC_DFR_FLAT);
+		xapic_write_reg(APIC_LDR, 0x80u << 24);
+		break;
+	case IPI_APIC_XAPIC_LDR0:
+		xapic_enable();
+		xapic_write_reg(APIC_LDR, 0);
 		break;
 	case IPI_APIC_SW_DISABLED:
 		x2apic_write_reg(APIC_SPIV,

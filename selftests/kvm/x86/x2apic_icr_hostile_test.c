@@ -90,7 +90,7 @@ static void guest_send(void)
 
 static void guest_main(u32 me)
 {
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	for (;;) {
 		GUEST_SYNC(me);
 		if (READ_ONCE(guest_op[me]) == OP_SEND)

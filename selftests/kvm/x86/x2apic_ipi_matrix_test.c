@@ -102,7 +102,7 @@ static void guest_send(u64 icr, u32 effect)
 
 static void guest_main(u32 me)
 {
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	for (;;) {
 		GUEST_SYNC(SYNC_PARKED);
 

@@ -190,7 +190,7 @@ static void receiver_main(void)
 	u32 eax, ebx, ecx, edx;
 	u32 r;
 
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	for (r = 1; r <= rounds && !READ_ONCE(lost); r++) {
 		WRITE_ONCE(announced, r);
 		if (ipi_kind == RUNNING || ipi_kind == ENTERING) {
@@ -221,7 +221,7 @@ static void sender_main(void)
 	u64 start, stolen, write;
 	u32 r;
 
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	for (r = 1; r <= rounds; r++) {
 		if (!wait_for(&announced, r, loss_tsc))
 			break;
@@ -286,7 +286,7 @@ static void set_apic_state(const struct apic_round *p,
 			   const struct apic_round *prev, u32 me)
 {
 	if (!p->xapic) {
-		x2apic_enable();
+		x2apic_enable_icr_exits();
 		return;
 	}
 	if (!prev || !prev->xapic) {

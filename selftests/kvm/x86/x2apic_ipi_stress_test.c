@@ -457,7 +457,7 @@ static void chaos_epoch(u32 me)
 
 static void guest_main(u32 me)
 {
-	x2apic_enable();
+	x2apic_enable_icr_exits();
 	for (;;) {
 		WRITE_ONCE(counts[me].doing, DOING_PARKED);
 		GUEST_SYNC(0);
