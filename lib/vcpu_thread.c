@@ -3,6 +3,7 @@
  * A thread per vCPU; see vcpu_thread.h.
  */
 #include <errno.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,19 @@ u64 vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc)
 	TEST_ASSERT(cmd == UCALL_SYNC || cmd == UCALL_DONE, "vCPU %u: unexpected exit %s",
 		    vcpu->id, exit_reason_str(vcpu->run->exit_reason));
 	return cmd;
+}
+
+static void deadline_passed(int sig)
+{
+	ksft_exit_fail_msg("a vCPU did not come back from KVM_RUN in time\n");
+}
+
+void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds)
+{
+	signal(SIGALRM, deadline_passed);
+	alarm(seconds);
+	vcpu_run(vcpu);
+	alarm(0);
 }
 
 static void *vcpu_thread_main(void *arg)

@@ -10,7 +10,6 @@
  * vCPU 0 writes the ICR; vCPU 1 enables its x2APIC and never runs again, so
  * the IPIs stay in its IRR, which the host reads with KVM_GET_LAPIC.
  */
-#include <unistd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
@@ -75,9 +74,7 @@ static int run_to_sync(struct kvm_vcpu *vcpu, u64 want_icr)
 	int icr_exits = 0;
 
 	for (;;) {
-		alarm(WAIT_SECONDS);
-		vcpu_run(vcpu);
-		alarm(0);
+		vcpu_run_within(vcpu, WAIT_SECONDS);
 		if (run->exit_reason == KVM_EXIT_X86_RDMSR) {
 			run->msr.data = 0;
 			run->msr.error = 0;

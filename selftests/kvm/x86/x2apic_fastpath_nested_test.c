@@ -12,7 +12,6 @@
  *     fastpath runs, the stat rises by one.  That shows the stat counts
  *     this VM's writes, so the flat round above could have failed.
  */
-#include <unistd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
@@ -104,14 +103,6 @@ static const struct round rounds[] = {
 	[ROUND_L1_WRITES] = { "L1 writes", L1_VECTOR, true },
 };
 
-/* Run @vcpu once; a vCPU that never comes back ends the test (SIGALRM). */
-static void run_bounded(struct kvm_vcpu *vcpu)
-{
-	alarm(WAIT_SECONDS);
-	vcpu_run(vcpu);
-	alarm(0);
-}
-
 int main(void)
 {
 	struct kvm_vcpu *l1, *receiver;
@@ -144,7 +135,7 @@ int main(void)
 	ksft_print_msg("platform: %s, nested %s\n", desc,
 		       kvm_cpu_has(X86_FEATURE_VMX) ? "VMX" : "SVM");
 
-	run_bounded(receiver);
+	vcpu_run_within(receiver, WAIT_SECONDS);
 	TEST_ASSERT_EQ(vcpu_sync_or_done(receiver, NULL), UCALL_SYNC);
 
 	for (r = ROUND_L2_WRITES; r <= ROUND_L1_WRITES; r++) {
@@ -154,7 +145,7 @@ int main(void)
 		bool got;
 
 		before = ipi_fastpath_hits(l1, have_stat);
-		run_bounded(l1);
+		vcpu_run_within(l1, WAIT_SECONDS);
 		TEST_ASSERT_EQ(vcpu_sync_or_done(l1, &uc), UCALL_SYNC);
 		TEST_ASSERT_EQ(uc.args[1], r);
 		hits = ipi_fastpath_hits(l1, have_stat) - before;
@@ -171,7 +162,7 @@ int main(void)
 		ksft_test_result_code(v.code, name, v.why ? "%s" : NULL, v.why);
 	}
 
-	run_bounded(l1);
+	vcpu_run_within(l1, WAIT_SECONDS);
 	TEST_ASSERT_EQ(vcpu_sync_or_done(l1, NULL), UCALL_DONE);
 	kvm_vm_free(vm);
 	ksft_finished();

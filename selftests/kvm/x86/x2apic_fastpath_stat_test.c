@@ -130,9 +130,7 @@ static u32 read_guest_u32(u32 *gva)
  */
 static void sender_step(void)
 {
-	alarm(WAIT_SECONDS);
-	vcpu_run(sender);
-	alarm(0);
+	vcpu_run_within(sender, WAIT_SECONDS);
 	TEST_ASSERT_EQ(vcpu_sync_or_done(sender, NULL), UCALL_SYNC);
 }
 
@@ -287,9 +285,7 @@ int main(void)
 
 	icr_to_send = 0;
 	sync_global_to_guest(vm, icr_to_send);
-	alarm(WAIT_SECONDS);
-	vcpu_run(sender);
-	alarm(0);
+	vcpu_run_within(sender, WAIT_SECONDS);
 	TEST_ASSERT_EQ(vcpu_sync_or_done(sender, NULL), UCALL_DONE);
 	kvm_vm_free(vm);
 	ksft_finished();

@@ -21,7 +21,6 @@
  * Only the sender ever runs after the setup, with interrupts off, so nothing
  * is handled and there is nothing to wait for but its next ucall.
  */
-#include <unistd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
@@ -30,6 +29,7 @@
 #include "ipi_platform.h"
 #include "lapic_irr.h"
 #include "vcpu_stats.h"
+#include "vcpu_thread.h"
 #ifdef KVM_FASTPATH_VPMU_GATE
 /*
  * This kernel's fastpath takes no WRMSR of a vCPU whose mediated vPMU counts
@@ -234,7 +234,6 @@ static void run_write(const struct vm_state *s, const struct ipi_vm_apics *vm,
 	unsigned int disagree, i;
 	char text[128], got_s[160], want_s[160], name[128];
 	struct ipi_verdict verdict;
-	struct ucall uc;
 
 	icr_format(icr, text, sizeof(text));
 	TEST_ASSERT(e.fate == IPI_FATE_EACH || e.fate == IPI_FATE_ONE_OF,
@@ -243,12 +242,8 @@ static void run_write(const struct vm_state *s, const struct ipi_vm_apics *vm,
 	icr_to_write = icr;
 	sync_global_to_guest(vcpus[SENDER]->vm, icr_to_write);
 	before = ipi_fastpath_hits(vcpus[SENDER], have_stat);
-	alarm(WAIT_SECONDS);
-	vcpu_run(vcpus[SENDER]);
-	alarm(0);
-	TEST_ASSERT(get_ucall(vcpus[SENDER], &uc) == UCALL_SYNC,
-		    "sender: unexpected exit %s after %s",
-		    exit_reason_str(vcpus[SENDER]->run->exit_reason), text);
+	vcpu_run_within(vcpus[SENDER], WAIT_SECONDS);
+	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpus[SENDER], NULL), UCALL_SYNC);
 	hits = ipi_fastpath_hits(vcpus[SENDER], have_stat) - before;
 	for (i = 0; i < s->nr_vcpus; i++) {
 		got[i] = took_and_clear(vcpus[i], nmi);
@@ -308,7 +303,6 @@ static void run_state(const struct vm_state *s)
 	const char *why = state_unsupported(s);
 	struct kvm_vm *kvm_vm;
 	char name[128];
-	struct ucall uc;
 	unsigned int i;
 
 	if (why) {
@@ -335,12 +329,8 @@ static void run_state(const struct vm_state *s)
 	}
 	/* Each vCPU puts its APIC in its state and parks; only the sender returns. */
 	for (i = 0; i < s->nr_vcpus; i++) {
-		alarm(WAIT_SECONDS);
-		vcpu_run(vcpus[i]);
-		alarm(0);
-		TEST_ASSERT(get_ucall(vcpus[i], &uc) == UCALL_SYNC,
-			    "vCPU 0x%x did not reach its state '%s': exit %s",
-			    s->ids[i], s->name, exit_reason_str(vcpus[i]->run->exit_reason));
+		vcpu_run_within(vcpus[i], WAIT_SECONDS);
+		TEST_ASSERT_EQ(vcpu_sync_or_done(vcpus[i], NULL), UCALL_SYNC);
 	}
 	ksft_print_msg("state: %s (%u vCPUs, rule %s)\n", s->name, s->nr_vcpus,
 		       ICR_FASTPATH_RULE);

@@ -393,9 +393,7 @@ static bool have_stat;
 /* Run vCPU @i to its next GUEST_SYNC; it never halts, so this returns. */
 static void run_to_sync(int i)
 {
-	alarm(WAIT_SECONDS);
-	vcpu_run(vcpus[i]);
-	alarm(0);
+	vcpu_run_within(vcpus[i], WAIT_SECONDS);
 	TEST_ASSERT_EQ(vcpu_sync_or_done(vcpus[i], NULL), UCALL_SYNC);
 }
 
