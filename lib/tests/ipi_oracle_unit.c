@@ -81,8 +81,8 @@ static const struct oracle_case cases[] = {
 	{ "lowest-priority logical, two bits", LOWEST | ASSERT | LOGICAL | DEST(0x10003) | 0x40, 0, FD, IPI_FATE_ONE_OF, 0xc },
 	{ "lowest-priority logical, nobody", LOWEST | ASSERT | LOGICAL | DEST(0x20001) | 0x40, 0, FD, IPI_FATE_EACH, 0 },
 	/* note 4: all-but-self may come back to the sender; we decide the rest so */
-	{ "lowest-priority self: the sender", LOWEST | ASSERT | SH_SELF | 0x40, 0, FD, IPI_FATE_ONE_OF, 0x1 },
-	{ "lowest-priority all: one of all", LOWEST | ASSERT | SH_ALL | 0x40, 2, 0, IPI_FATE_ONE_OF, ALL },
+	{ "lowest-priority self is invalid", LOWEST | ASSERT | SH_SELF | 0x40, 0, FD, IPI_FATE_UNDEFINED, 0 },
+	{ "lowest-priority all is invalid", LOWEST | ASSERT | SH_ALL | 0x40, 2, 0, IPI_FATE_UNDEFINED, 0 },
 	{ "lowest-priority all-but-self: one of all", LOWEST | ASSERT | SH_ALLBUT | 0x40, 2, 0, IPI_FATE_ONE_OF, ALL },
 	{ "lowest-priority broadcast: one of all", LOWEST | ASSERT | BCAST | 0x40, 1, 0, IPI_FATE_ONE_OF, ALL },
 	{ "nmi physical", NMI | ASSERT | DEST(16), 0, FD, IPI_FATE_EACH, 0x4 },

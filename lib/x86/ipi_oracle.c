@@ -180,11 +180,13 @@ bool icr_illegal_vector(u64 raw)
  * xAPIC, which the x2APIC keeps (Vol. 3A Table 11-6); everything else is
  * "invalid", i.e. architecturally undefined, and tests must not expect any
  * outcome.  Two of its notes turn rows marked invalid into defined ones:
- * note 2, a level-triggered IPI by shorthand is issued as edge-triggered;
- * note 4, lowest priority to "all excluding self" is "essentially the same
- * as the all including self destination".  Lowest priority to self or to
- * all including self, marked invalid with no note, we decide as note 4
- * reads: one APIC of the set the shorthand names takes it.
+ * note 2, a level-triggered IPI is issued as edge-triggered; note 4, lowest
+ * priority to "all excluding self" is "essentially the same as the all
+ * including self destination".  Self and all including self take fixed
+ * IPIs only: every other delivery mode is invalid there, lowest priority
+ * included.  The model leaves level-triggered SMI and start-up IPIs without
+ * a shorthand undefined, as the P6 table does, although note 2 defines
+ * them: it expects less than the SDM there, never more.
  */
 static bool icr_combination_valid(const struct icr_fields *icr)
 {
@@ -202,7 +204,7 @@ static bool icr_combination_valid(const struct icr_fields *icr)
 	switch (icr->shorthand) {
 	case ICR_SH_SELF:
 	case ICR_SH_ALL:
-		return fixed_like;
+		return icr->mode == ICR_DM_FIXED;
 	case ICR_SH_ALL_BUT_SELF:
 		return true;
 	case ICR_SH_NONE:

@@ -26,14 +26,20 @@ struct ipi_platform ipi_platform_probe(void);
 /*
  * Guest code: enable x2APIC mode and inhibit APICv, and with it IPIv and
  * AVIC, for the whole VM, as nested_x2apic_test does: KVM stops
- * accelerating the APICs of a VM for good once a vCPU moves its APIC base.
- * From then on every x2APIC ICR write of the VM exits as a WRMSR, on hosts
- * with IPI virtualization too.  The base is unused in x2APIC mode.
+ * accelerating the APICs of a VM for good once a vCPU moves its APIC base,
+ * even if it moves it back.  From then on every x2APIC ICR write of the VM
+ * exits as a WRMSR, on hosts with IPI virtualization too.  The base goes
+ * back at once, so that a later switch to xAPIC mode finds its registers
+ * where apic.h's helpers look for them.
  */
 static inline void x2apic_enable_icr_exits(void)
 {
+	u64 base;
+
 	x2apic_enable();
-	wrmsr(MSR_IA32_APICBASE, rdmsr(MSR_IA32_APICBASE) & ~MSR_IA32_APICBASE_BASE);
+	base = rdmsr(MSR_IA32_APICBASE);
+	wrmsr(MSR_IA32_APICBASE, base & ~MSR_IA32_APICBASE_BASE);
+	wrmsr(MSR_IA32_APICBASE, base);
 }
 
 /*

@@ -119,11 +119,7 @@ static void guest_code(u32 apic_state)
 	if (count_insns)
 		guest_vpmu_count_instructions();
 #endif
-	/* The sender, vCPU 0, makes every ICR write of the VM exit. */
-	if (get_bsp_flag())
-		x2apic_enable_icr_exits();
-	else
-		x2apic_enable();
+	x2apic_enable_icr_exits();
 	switch (apic_state) {
 	/*
 	 * The LDR is written, not inherited: the SDM does not keep it across
