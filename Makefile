@@ -33,7 +33,7 @@ BUILD ?= $(CURDIR)/build
 # before anything is fetched or built: an unknown one, an unusable /dev/kvm,
 # nested virtualization off or a missing QEMU stop make here, saying what
 # to do (scripts/platforms.sh).
-ifneq ($(filter-out clean help unit patches,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean help unit patches patches-check,$(or $(MAKECMDGOALS),all)),)
 PLATFORMS := $(shell PLATFORMS="$(PLATFORMS)" KERNEL="$(KERNEL)" KSRC="$(KSRC)" QEMU="$(QEMU)" \
 		BOCHS="$(BOCHS)" DEBUG="$(DEBUG)" scripts/platforms.sh check)
 ifneq ($(.SHELLSTATUS),0)
@@ -50,7 +50,7 @@ endif
 export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD RUNS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS SIGN TEST_TIMEOUT
 EACH = scripts/each-kernel.sh
 
-.PHONY: all help deps kernel headers patches tests host-tests initramfs run mutants flakes bench unit check clean
+.PHONY: all help deps kernel headers patches patches-check tests host-tests initramfs run mutants flakes bench unit check clean
 
 all: initramfs
 
@@ -72,6 +72,12 @@ headers: deps
 patches: deps
 	@$(EACH) scripts/kernel.sh --prepare
 	@$(EACH) scripts/patches.sh
+
+# the committed series are what selftests/, lib/ and patches/selftests.msg
+# render (make check runs this first: its build regenerates them)
+patches-check: deps
+	@$(EACH) scripts/kernel.sh --prepare
+	@$(EACH) scripts/patches.sh --check
 
 tests: patches kernel
 	@$(EACH) scripts/build-tests.sh
