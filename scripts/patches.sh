@@ -416,7 +416,7 @@ for i in "${!DIRS[@]}"; do
 	n_kept=$(echo "$kept" | grep -c . || true)
 	mkdir -p "$work/out/$d"
 	if [ "$from" != "${TIPS[$i]}" ]; then
-		git format-patch -q --start-number $((n_kept + 1)) --no-signature \
+		git format-patch -q --numbered --start-number $((n_kept + 1)) --no-signature \
 			-o "$work/out/$d" "$from..${TIPS[$i]}"
 	fi
 	from=${TIPS[$i]}
