@@ -6,9 +6,12 @@
 #              recipe), make run and make mutants (fastpath bugs put back
 #              must be caught); writes build/results/summary.md
 #
-# make patches regenerate each kernel's in-tree selftests patches from
-#              selftests/ and lib/, each with its tree's fastpath rule
-#              (unifdef, scripts/patches.sh)
+# make patches regenerate each kernel's series (the core, regression/*/,
+#              testbed/) from selftests/, lib/ and patches/selftests.msg,
+#              each with its tree's fastpath rule (scripts/patches.sh);
+#              SIGN=1 also writes a copy signed with your git identity to
+#              build/<kernel>/signed/ for posting (the committed series
+#              keeps a placeholder author)
 # make flakes  RUNS=N runs of each platform's list on one build, counted per
 #              test with every failing point (a measurement, docs/reliability.md)
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
@@ -30,7 +33,7 @@ BUILD ?= $(CURDIR)/build
 # before anything is fetched or built: an unknown one, an unusable /dev/kvm,
 # nested virtualization off or a missing QEMU stop make here, saying what
 # to do (scripts/platforms.sh).
-ifneq ($(filter-out clean help unit patches,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean help unit patches patches-check,$(or $(MAKECMDGOALS),all)),)
 PLATFORMS := $(shell PLATFORMS="$(PLATFORMS)" KERNEL="$(KERNEL)" KSRC="$(KSRC)" QEMU="$(QEMU)" \
 		BOCHS="$(BOCHS)" DEBUG="$(DEBUG)" scripts/platforms.sh check)
 ifneq ($(.SHELLSTATUS),0)
@@ -44,10 +47,10 @@ ifeq ($(KERNELS),)
 $(error no kernel to work on: see the error above)
 endif
 endif
-export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD RUNS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS TEST_TIMEOUT
+export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD RUNS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS SIGN TEST_TIMEOUT
 EACH = scripts/each-kernel.sh
 
-.PHONY: all help deps kernel headers patches tests host-tests initramfs run mutants flakes bench unit check clean
+.PHONY: all help deps kernel headers patches patches-check tests host-tests initramfs run mutants flakes bench unit check clean
 
 all: initramfs
 
@@ -69,6 +72,12 @@ headers: deps
 patches: deps
 	@$(EACH) scripts/kernel.sh --prepare
 	@$(EACH) scripts/patches.sh
+
+# the committed series are what selftests/, lib/ and patches/selftests.msg
+# render (make check runs this first: its build regenerates them)
+patches-check: deps
+	@$(EACH) scripts/kernel.sh --prepare
+	@$(EACH) scripts/patches.sh --check
 
 tests: patches kernel
 	@$(EACH) scripts/build-tests.sh

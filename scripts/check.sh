@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: on every kernel of $KERNELS, host-only tests, README's in-tree
+# make check: on every kernel of $KERNELS, that the committed series are what
+# the sources render (before the build, whose make patches would rewrite
+# them), host-only tests, README's in-tree
 # recipe (scripts/intree.sh), the full suite on every platform, then the
 # mutants (fastpath bugs put back must be caught).  Prints each phase's wall
 # time and ends with the total "N passed, N failed, N skipped" over all of
@@ -15,7 +17,7 @@ top=${RESULTS:-$BUILD/results$dbg}
 mkdir -p "$top"
 # all of it in check.log too: its failures are repeated at the end
 exec > >(tee "$top/check.log") 2>&1
-rm -f "$top"/unit.counts "$top"/intree.counts "$top"/run.counts "$top"/mutants.counts
+rm -f "$top"/patches.counts "$top"/unit.counts "$top"/intree.counts "$top"/run.counts "$top"/mutants.counts
 status=0 t0=$SECONDS
 declare -a phases
 # The machine's busy and idle CPU time so far, in clock ticks (/proc/stat):
@@ -34,9 +36,25 @@ phase() {	# phase NAME COMMAND...: run it, note its wall time and CPU use
 	say "phase $1: $((SECONDS - start)) s, CPUs $use% busy"
 }
 
+# The committed series against the sources, first: the build regenerates
+# patches/ (make tests needs make patches), so a stale series checked
+# after it would pass.
+patches_check() {
+	if make -s -C "$TOP" patches-check; then
+		echo "ok - patches: the committed series of $KERNELS are what selftests/, lib/ and patches/selftests.msg render"
+		echo "1 0 0" >"$top/patches.counts"
+	else
+		echo "not ok - patches: the committed series of $KERNELS are not what selftests/, lib/ and patches/selftests.msg render: run 'make patches' and commit them"
+		echo "0 1 0" >"$top/patches.counts"
+		return 1
+	fi
+}
 drift=$("$TOP/scripts/drift.sh")
 echo "$drift"
-phase build make -s -C "$TOP" initramfs
+phase patches patches_check
+# a stale series stops make check here, before half an hour of building
+# and running what the committed series are not
+[ $status -ne 0 ] || phase build make -s -C "$TOP" initramfs
 if [ $status -eq 0 ]; then
 	# what make run and make mutants do, without their prerequisites:
 	# the build phase made them, and checking it again took 50 s
@@ -48,6 +66,7 @@ if [ $status -eq 0 ]; then
 	phase mutants "$TOP/scripts/each-kernel.sh" -p -c mutants "$TOP/scripts/mutants.sh"
 fi
 
+read -r pp pf ps _ <"$top/patches.counts" 2>/dev/null || { pp=0; pf=1; ps=0; }
 read -r up uf us _ <"$top/unit.counts" 2>/dev/null || { up=0; uf=1; us=0; }
 read -r tp tf ts _ <"$top/intree.counts" 2>/dev/null || { tp=0; tf=1; ts=0; }
 read -r rp rf rs _ <"$top/run.counts" 2>/dev/null || { rp=0; rf=1; rs=0; }
@@ -56,11 +75,11 @@ echo
 echo "make check on kernels $KERNELS, phase times:"
 printf '  %s\n' "${phases[@]}"
 printf '  %-10s %4d s\n' total $((SECONDS - t0))
-echo "  unit $up/$uf/$us, intree $tp/$tf/$ts, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
+echo "  patches $pp/$pf/$ps, unit $up/$uf/$us, intree $tp/$tf/$ts, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
 echo "$drift"
 # what failed, again where the tail of a CI log shows it: each phase's
 # "not ok" lines, and each failed test of make run with its failing points
-if [ $((uf + tf + rf + mf)) -ne 0 ]; then
+if [ $((pf + uf + tf + rf + mf)) -ne 0 ]; then
 	echo
 	echo "failed:"
 	grep -a '^not ok' "$top/check.log" | head -n 20 | sed 's/^/  /'
@@ -75,5 +94,5 @@ fi
 echo
 printf '%s\n' "${phases[@]}" "total $((SECONDS - t0)) s" >"$top/check.phases"
 "$TOP/scripts/summary.sh" >"$top/summary.md" || echo "warning: no $top/summary.md"
-echo "$((up + tp + rp + mp)) passed, $((uf + tf + rf + mf)) failed, $((us + ts + rs + ms)) skipped"
-[ $status -eq 0 ] && [ $((uf + tf + rf + mf)) -eq 0 ]
+echo "$((pp + up + tp + rp + mp)) passed, $((pf + uf + tf + rf + mf)) failed, $((ps + us + ts + rs + ms)) skipped"
+[ $status -eq 0 ] && [ $((pf + uf + tf + rf + mf)) -eq 0 ]

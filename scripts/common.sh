@@ -128,15 +128,42 @@ kernel_lock() {
 	exec 9>"$KB/.tree.lock"
 	flock 9
 }
-PATCHES=$TOP/patches/$KERNEL	# the series for this kernel: the core one,
-FOLLOW=follow-up		# and in $PATCHES/$FOLLOW/ the follow-up one
-# series_patches: the patch files of both series, core first
+PATCHES=$TOP/patches/$KERNEL	# the series for this kernel, each in a directory:
+# the core one in $PATCHES, each regression series in
+# $PATCHES/regression/NN-NAME/, the test bed's in $PATCHES/testbed/; they
+# apply in that order (patches/$KERNEL/series lists every patch so).
+# series_dirs: those directories, relative to $PATCHES ("." for the
+# core), in the order they apply; with -a, also those that a series
+# check or README's recipe would not know (any other directory holding
+# patches), so that a stale one is seen
+series_dirs() {
+	local d
+	echo .
+	for d in "$PATCHES"/regression/[0-9][0-9]-*/ "$PATCHES"/testbed/; do
+		[ -d "$d" ] || continue
+		d=${d%/}
+		echo "${d#"$PATCHES"/}"
+	done
+	[ "${1:-}" = -a ] || return 0
+	find "$PATCHES" -mindepth 1 -type d | sort | while read -r d; do
+		d=${d#"$PATCHES"/}
+		case $d in
+		regression) ;;
+		regression/[0-9][0-9]-*) ;;
+		testbed) ;;
+		*) echo "$d" ;;
+		esac
+	done
+}
+# series_patches: the patch files of every series, in the order they apply
 series_patches() {
-	local p
-	for p in "$PATCHES"/*.patch "$PATCHES/$FOLLOW"/*.patch; do
-		if [ -e "$p" ]; then
-			echo "$p"
-		fi
+	local d p
+	for d in $(series_dirs); do
+		for p in "$PATCHES/$d"/*.patch; do
+			if [ -e "$p" ]; then
+				echo "${p/\/.\///}"
+			fi
+		done
 	done
 }
 JOBS=${JOBS:-$(nproc)}

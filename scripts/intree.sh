@@ -7,7 +7,11 @@
 # fenced blocks marked "<!-- in-tree: NAME -->", in one shell, in order:
 #
 #   build   every line, verbatim, but for "P=.../patches/<kernel>", which is
-#           pointed at this checkout's patches/$KERNEL; each line one result
+#           pointed at this checkout's patches/$KERNEL; each line one result.
+#           Git has no committer identity there (no global or system
+#           configuration, none in the environment, none guessed), as in a
+#           fresh container: the recipe's "git am" needs the identity it
+#           sets itself
 #   run     where /dev/kvm is usable, every line, a result each (a "not ok"
 #           in its output fails it); else each SKIPs with the reason
 #   vng     one skipped result: virtme-ng builds and boots a kernel of its
@@ -117,8 +121,19 @@ say "in-tree: source ready in $((SECONDS - start)) s"
 export -n APICV BOCHS BUILD DEBUG KSRC KERNEL KERNELS LOAD MUTANT MUTANT_PLATFORMS PLATFORMS \
 	QEMU RESULTS TEST_TIMEOUT 2>/dev/null
 [ ! -d /usr/lib/ccache ] || export PATH=/usr/lib/ccache:$PATH CCACHE_BASEDIR=$W
-export GIT_AUTHOR_NAME=intree GIT_AUTHOR_EMAIL=intree@localhost
-export GIT_COMMITTER_NAME=intree GIT_COMMITTER_EMAIL=intree@localhost
+# Git as in a fresh container: no identity from this machine's
+# configuration or the environment, and none guessed from the host name
+# (user.useConfigOnly), so that a recipe that commits (git am) without
+# setting one fails here as it would there.
+unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL EMAIL
+printf '[user]\n\tuseConfigOnly = true\n' >"$W/gitconfig"
+export GIT_CONFIG_GLOBAL=$W/gitconfig GIT_CONFIG_NOSYSTEM=1
+if (cd "$W/linux" && git var GIT_COMMITTER_IDENT) >"$LOGS/identity.log" 2>&1; then
+	echo "git found a committer identity before the recipe ran" >>"$LOGS/identity.log"
+	result fail "no git identity but the recipe's own (as in a fresh container)" "$LOGS/identity.log"
+else
+	result pass "no git identity but the recipe's own (as in a fresh container)"
+fi
 cd "$W"
 i=0 failed=
 while IFS= read -r line; do

@@ -6,15 +6,24 @@
 # the library first (lib/, then lib/x86/), then one patch per test, each
 # file where the KVM selftests keep theirs and each Makefile entry in name
 # order.  The output is byte-for-byte reproducible (fixed author, dates, no
-# signature).  It also regenerates patches/$KERNEL/series, the [PATCH n/m]
+# signature; the author and Signed-off-by a placeholder: SIGN=1 also writes
+# a copy signed with the user's git identity to $BUILD/$KERNEL/signed/,
+# for posting).  It also regenerates patches/$KERNEL/series, the [PATCH n/m]
 # of the hand-kept KVM patches' subjects, and the shortlog and diffstat
 # that end the cover letters.
 #
-# Two series: the core one (patches/$KERNEL/) and the follow-up one
-# (patches/$KERNEL/follow-up/), posted apart on top of it.  Each starts
-# with its hand-kept KVM patches (the patch files there that change nothing
-# under tools/testing/selftests/, numbered 0001 on), then the generated
-# selftests patches, numbered after them.
+# Three kinds of series, each in a directory of its own: the core one
+# (patches/$KERNEL/), the regression series (patches/$KERNEL/regression/
+# NN-NAME/, each a test or a few that guard a fix or a clause), and the
+# test bed's (patches/$KERNEL/testbed/: the fastpath switch and what needs
+# it, not posted).  patches/selftests.msg says which sections make which
+# ("=== regression NN-NAME", "=== testbed"), and the cover letter of each
+# but the core.  Each series applies on the ones before it, in that
+# order, which its cover letter states (and, as git format-patch --base
+# does, with base-commit and prerequisite-patch-id lines).  Each starts
+# with its hand-kept KVM patches (the patch files there that change
+# nothing under tools/testing/selftests/, numbered 0001 on), then the
+# generated selftests patches, numbered after them.
 #
 # Every file from selftests/, lib/ and compat/ is passed through unifdef
 # before it goes into a patch (render()), so that a series carries its own
@@ -89,10 +98,12 @@ need_cmd perl perl
 
 # The sections, in series order: the library's, this kernel's kvm_util
 # changes ("== kvm_util/NAME", or "== kvm_util/NAME K,L" for kernels K and
-# L only), the tests, the symbols turned on ("== +SYMBOL"), and the
-# follow-up marker among them.
+# L only), the tests, the symbols turned on ("== +SYMBOL"), and where each
+# series but the core starts ("@regression/NN-NAME", "@testbed").
 sections=$(awk -v k="$KERNEL" '
-	/^=== follow-up$/ { print "@follow-up"; next }
+	/^=== regression [0-9][0-9]-[a-z0-9-]+$/ { print "@regression/" $3; next }
+	/^=== testbed$/ { print "@testbed"; next }
+	/^===/ { print "@bad:" $0; next }
 	$1 == "==" && $2 ~ /^kvm_util\// && (NF < 3 || index("," $3 ",", "," k ",")) { print $2 }
 	$1 == "==" && $2 ~ /^(lib|lib-x86-model|lib-x86|x2apic_[a-z0-9_]*|\+[A-Za-z0-9_]+)$/ { print $2 }' "$MSGS")
 # The unifdef symbols in force: this kernel's rule, and each symbol that a
@@ -101,6 +112,8 @@ DEFS=($RULE)
 for s in $(echo "$sections" | sed -n 's/^+//p'); do
 	DEFS+=("-U$s")
 done
+bad=$(echo "$sections" | sed -n 's/^@bad://p')
+[ -z "$bad" ] || die "patches/selftests.msg: '$bad' is neither '=== regression NN-NAME' nor '=== testbed'"
 kvm_util_changes=$(echo "$sections" | sed -n 's#^kvm_util/##p')
 tests=$(echo "$sections" | grep '^x2apic_' || true)
 # each kvm_util change with its diff
@@ -310,18 +323,20 @@ add_lib_x86() {
 # The library, the kvm_util changes and the tests, in the order of their
 # sections in patches/selftests.msg, each test with its Makefile entry in name order
 # before xapic_ipi_test; the bench is built, not run
-# (TEST_GEN_PROGS_EXTENDED, as nx_huge_pages_test).  The sections after
-# the "=== follow-up" line make the follow-up series, posted apart on top
-# of the core one.
+# (TEST_GEN_PROGS_EXTENDED, as nx_huge_pages_test).  Each "===" line ends
+# a series (its last commit here, TIPS) and starts the next (DIRS).
 for t in $(cd "$TOP/selftests/kvm/x86" && ls *.c | sed 's/\.c$//'); do
 	grep -qx "$t" <<<"$tests" || die "selftests/kvm/x86/$t.c has no section in patches/selftests.msg"
 done
-core_tip=
+DIRS=(.)	# each series' directory under patches/$KERNEL, in order
+TIPS=()		# and its last commit here
 for s in $sections; do
 	case $s in
-	@follow-up)
-		[ -z "$core_tip" ] || die "patches/selftests.msg has two '=== follow-up' lines"
-		core_tip=$(git rev-parse HEAD)
+	@*)
+		! printf '%s\n' "${DIRS[@]}" | grep -qxF "${s#@}" ||
+			die "patches/selftests.msg starts series ${s#@} twice"
+		TIPS+=("$(git rev-parse HEAD)")
+		DIRS+=("${s#@}")
 		continue ;;
 	lib|lib-x86-model|lib-x86)
 		"add_${s//-/_}"
@@ -362,7 +377,7 @@ for s in $sections; do
 	esac
 	commit "$t"
 done
-[ -n "$core_tip" ] || die "patches/selftests.msg has no '=== follow-up' line"
+TIPS+=("$(git rev-parse HEAD)")
 
 # The hand-kept KVM patches of the series in DIR (PREFIX DIR): its patch
 # files that change nothing under $KVM/, which come first, 0001 on
@@ -377,19 +392,6 @@ hand_kept() {
 		echo "$prefix${f##*/}"
 	done
 }
-CORE_KEPT=$(hand_kept "" "$PATCHES")
-FOLLOW_KEPT=$(hand_kept "$FOLLOW/" "$PATCHES/$FOLLOW")
-n_core_kept=$(echo "$CORE_KEPT" | grep -c . || true)
-n_follow_kept=$(echo "$FOLLOW_KEPT" | grep -c . || true)
-
-mkdir -p "$work/out/$FOLLOW"
-git format-patch -q --start-number $((n_core_kept + 1)) --no-signature -o "$work/out" \
-	base.."$core_tip"
-git format-patch -q --start-number $((n_follow_kept + 1)) --no-signature \
-	-o "$work/out/$FOLLOW" "$core_tip"..HEAD
-CORE_NAMES=$(cd "$work/out" && ls *.patch)
-FOLLOW_NAMES=$(cd "$work/out/$FOLLOW" && ls *.patch | sed "s#^#$FOLLOW/#")
-
 # The hand-kept patches with their [PATCH n/m]: their place in their series
 number_kept() {	# number_kept TOTAL NAME...
 	local m=$1 n=0 p
@@ -401,17 +403,33 @@ number_kept() {	# number_kept TOTAL NAME...
 			"$PATCHES/$p" >"$work/out/$p"
 	done
 }
-number_kept $((n_core_kept + $(echo "$CORE_NAMES" | wc -l))) $CORE_KEPT
-number_kept $((n_follow_kept + $(echo "$FOLLOW_NAMES" | wc -l))) $FOLLOW_KEPT
-CORE_NAMES=$(printf '%s\n' $CORE_KEPT $CORE_NAMES)
-FOLLOW_NAMES=$(printf '%s\n' $FOLLOW_KEPT $FOLLOW_NAMES)
-NAMES="$CORE_NAMES
-$FOLLOW_NAMES"
+# Each series' patches, hand-kept ones first: SERIES_NAMES[i], the patch
+# files of series i relative to patches/$KERNEL; NAMES, all of them, in
+# the order they apply.
+NAMES= SERIES_NAMES=()
+from=base
+for i in "${!DIRS[@]}"; do
+	d=${DIRS[$i]}
+	prefix=${d#.}
+	prefix=${prefix:+$prefix/}
+	kept=$(hand_kept "$prefix" "$PATCHES/$d")
+	n_kept=$(echo "$kept" | grep -c . || true)
+	mkdir -p "$work/out/$d"
+	if [ "$from" != "${TIPS[$i]}" ]; then
+		git format-patch -q --numbered --start-number $((n_kept + 1)) --no-signature \
+			-o "$work/out/$d" "$from..${TIPS[$i]}"
+	fi
+	from=${TIPS[$i]}
+	gen=$(cd "$work/out/$d" && find . -maxdepth 1 -name '*.patch' | sed "s#^\./#$prefix#" | sort)
+	number_kept $((n_kept + $(echo "$gen" | grep -c . || true))) $kept
+	SERIES_NAMES[$i]=$(printf '%s\n' $kept $gen)
+	NAMES=$NAMES${NAMES:+$'\n'}${SERIES_NAMES[$i]}
+done
 want_series=$NAMES
 
 # Each cover letter ends with its series' shortlog and diffstat: the
 # series applied with git am onto the pristine copies of the files it
-# touches, the follow-up onto the core.
+# touches, each on the ones before it (tag sI: series I's last patch).
 stat=$KB/coverstat
 rm -rf "$stat"
 mkdir -p "$stat"
@@ -420,39 +438,107 @@ git -C "$stat" init -q
 git -C "$stat" add -A
 git -C "$stat" commit -q -m base
 git -C "$stat" tag base
-for p in $CORE_NAMES; do
-	git -C "$stat" am -q --whitespace=error "$work/out/$p" || die "$p does not apply cleanly to the pristine files"
+for i in "${!DIRS[@]}"; do
+	for p in ${SERIES_NAMES[$i]}; do
+		git -C "$stat" am -q --whitespace=error "$work/out/$p" ||
+			die "$p does not apply cleanly to the pristine files and the series before it"
+	done
+	git -C "$stat" tag "s$i"
 done
-git -C "$stat" tag core
-for p in $FOLLOW_NAMES; do
-	git -C "$stat" am -q --whitespace=error "$work/out/$p" || die "$p does not apply cleanly to the pristine files"
-done
-core_subject=$(sed -n 's/^Subject: \[PATCH 0\/[0-9]*\] //p' "$PATCHES/$COVER")
-# cover_letter COVER FROM TO [PREREQUISITE]: COVER up to its shortlog
-# ("Author (N):"), its subject counting the patches, then the shortlog and
-# diffstat of FROM..TO, and the series it applies on
+
+# The release the series are made against, as its upstream tag: Debian's
+# linux-source is a tarball, with no commit to name (and Debian's patches
+# on top of the release), so base-commit names the tag.
+kver=$(make -s -C "$KTREE" kernelversion)
+base_tag=v$(sed -E 's/^([0-9]+\.[0-9]+)\.0(-rc[0-9]+)?$/\1\2/' <<<"$kver")
+case $KERNEL in
+6.12) made_on="Debian's linux-source-6.12 (Linux $kver with Debian's patches)" ;;
+*) made_on="Debian's linux-source-$KERNEL (Linux $kver)" ;;
+esac
+PLACEHOLDER="$GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>"
+RESIGN="Author and Signed-off-by are a placeholder: SIGN=1 make patches writes
+a copy signed with your git identity to build/$KERNEL/signed/."
+# subject I: series I's subject, as its cover letter says it
+subject_of() {
+	if [ "$1" -eq 0 ]; then
+		sed -n 's/^Subject: \[PATCH 0\/[0-9]*\] //p' "$PATCHES/$COVER"
+	else
+		cover_text "${DIRS[$1]}" | head -n 1
+	fi
+}
+# cover_text DIR: the cover letter of series DIR in patches/selftests.msg,
+# from its "===" line to its first section, lines for other kernels left
+# out ("[K] ")
+cover_text() {
+	local key
+	case $1 in
+	regression/*) key="=== regression ${1#regression/}" ;;
+	*) key="=== $1" ;;
+	esac
+	awk -v key="$key" -v kernel="$KERNEL" '
+		/^==/ { on = ($0 == key); next }
+		!on { next }
+		match($0, /^\[[0-9.,]+\]( |$)/) {
+			if (index("," substr($0, 2, index($0, "]") - 2) ",", "," kernel ",") == 0)
+				next
+			$0 = substr($0, RLENGTH + 1)
+		}
+		{ print }' "$MSGS" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+}
+# cover_letter I: series I's cover letter.  The core's is its hand-kept
+# text up to its shortlog or to what is generated here; the others' come
+# from patches/selftests.msg.  Then, for those, a changelog and the series
+# they apply on; for every one the base, the shortlog and diffstat, and
+# base-commit (with a prerequisite-patch-id per patch before the series).
 cover_letter() {
-	local cover=$1 from=$2 to=$3 n
-	[ -f "$cover" ] || die "${cover#"$TOP"/} missing"
-	n=$(git -C "$stat" rev-list --count "$from..$to")
-	awk '/^[^ ].* \([0-9]+\):$/ || /^This series applies on top of / { exit } { print }' "$cover" |
-		sed -E "s/^Subject: \[PATCH 0\/[0-9]+\]/Subject: [PATCH 0\/$n]/" |
-		sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+	local i=$1 from=base n j c
+	[ "$i" -eq 0 ] || from=s$((i - 1))
+	n=$(git -C "$stat" rev-list --count "$from..s$i")
+	if [ "$i" -eq 0 ]; then
+		[ -f "$PATCHES/$COVER" ] || die "patches/$KERNEL/$COVER missing"
+		awk '/^[^ ].* \([0-9]+\):$/ || /^This series applies on top of / ||
+		     /^The series is made against / { exit } { print }' "$PATCHES/$COVER" |
+			sed -E "s/^Subject: \[PATCH 0\/[0-9]+\]/Subject: [PATCH 0\/$n]/" |
+			sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+	else
+		[ -n "$(cover_text "${DIRS[$i]}")" ] ||
+			die "patches/selftests.msg has no cover letter for ${DIRS[$i]} (text after its '===' line)"
+		echo "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
+		echo "From: $PLACEHOLDER"
+		echo "Subject: [PATCH 0/$n] $(subject_of "$i")"
+		cover_text "${DIRS[$i]}" | tail -n +2
+		echo
+		echo "Changes since the last version: new as a series of its own; its"
+		echo "patches were in the follow-up series \"KVM: x86: Add a switch for the"
+		echo "x2APIC ICR fastpath, and more tests of IPIs\", posted with the core."
+	fi
 	echo
-	if [ -n "${4:-}" ]; then
-		echo "This series applies on top of the core series,"
-		echo "\"$4\"."
+	if [ "$i" -gt 0 ]; then
+		echo "This series applies on top of these, in this order (patches/$KERNEL/):"
+		for ((j = 0; j < i; j++)); do
+			c=$(git -C "$stat" rev-list --count "$([ $j -eq 0 ] && echo base || echo s$((j - 1)))..s$j")
+			echo "  ${DIRS[$j]/#./the core series}, $c patch$([ "$c" -eq 1 ] || echo es):"
+			echo "    $(subject_of $j)"
+		done
 		echo
 	fi
-	echo "$GIT_AUTHOR_NAME ($n):"
-	git -C "$stat" log --reverse --format='  %s' "$from..$to"
+	echo "The series is made against $base_tag, as $made_on has it: a tarball without commits, so base-commit names the release's tag." | fmt -w 72
+	echo "$RESIGN"
 	echo
-	git -C "$stat" diff --stat=72 "$from" "$to"
+	echo "$GIT_AUTHOR_NAME ($n):"
+	git -C "$stat" log --reverse --format='  %s' "$from..s$i"
+	echo
+	git -C "$stat" diff --stat=72 "$from" "s$i"
+	echo
+	echo "base-commit: $base_tag"
+	for c in $(git -C "$stat" rev-list --reverse "base..$from"); do
+		echo "prerequisite-patch-id: $(git -C "$stat" show "$c" | git patch-id --stable | cut -d' ' -f1)"
+	done
 }
-cover_letter "$PATCHES/$COVER" base core >"$work/out/$COVER"
-cover_letter "$PATCHES/$FOLLOW/$COVER" core HEAD \
-	"[PATCH 0/$(git -C "$stat" rev-list --count base..core)] $core_subject" \
-	>"$work/out/$FOLLOW/$COVER"
+for i in "${!DIRS[@]}"; do
+	cover_letter "$i" >"$work/out/${DIRS[$i]}/$COVER"
+done
+COVERS=$(for d in "${DIRS[@]}"; do echo "${d#./}/$COVER"; done | sed 's#^\./##; s#^/##')
 
 # The test bed's wrong-rule files: each file of the series (as the whole of
 # both series has it) whose code differs under the other generation's rule,
@@ -480,31 +566,50 @@ done
 git diff --quiet -- "$KVM/$KVM_MAKEFILE" || cp "$KVM/$KVM_MAKEFILE" "$other/"
 cd "$TOP"
 
-# Numbered patches that the series no longer has
+# Files under patches/$KERNEL/ that the series no longer have: numbered
+# patches and cover letters (a series' directory that is gone included)
 stale() {
 	local f
-	for f in "$PATCHES"/[0-9][0-9][0-9][0-9]-*.patch \
-		 "$PATCHES/$FOLLOW"/[0-9][0-9][0-9][0-9]-*.patch; do
-		[ -e "$f" ] || continue
-		grep -qxF "${f#"$PATCHES"/}" <<<"$want_series" || echo "${f#"$PATCHES"/}"
+	find "$PATCHES" -mindepth 1 \( -name '[0-9][0-9][0-9][0-9]-*.patch' -o -name "$COVER" \) |
+	sed "s#^$PATCHES/##" | sort | while read -r f; do
+		grep -qxF "$f" <<<"$want_series
+$COVERS" || echo "$f"
 	done
+}
+
+# SIGN=1: the series as the user posts it, in $KB/signed/: the
+# placeholder author and Signed-off-by replaced by git config's user.name
+# and user.email, and the cover letters' note on re-signing left out.
+sign() {
+	local name email out=$KB/signed
+	name=$(cd "$TOP" && git config user.name) && email=$(cd "$TOP" && git config user.email) ||
+		die "SIGN=1: set your identity first: git config user.name 'Your Name'; git config user.email you@example.org"
+	rm -rf "$out"
+	mkdir -p "$out"
+	(cd "$work/out" && cp --parents $NAMES $COVERS "$out/")
+	(cd "$out" && PH_NAME=$GIT_AUTHOR_NAME PH_EMAIL=$GIT_AUTHOR_EMAIL NAME=$name EMAIL=$email \
+		RESIGN=$RESIGN perl -0777 -pi -e '
+		s/\Q$ENV{PH_NAME}\E\n? *<\Q$ENV{PH_EMAIL}\E>/$ENV{NAME} <$ENV{EMAIL}>/g;
+		s/^\Q$ENV{PH_NAME}\E \((\d+)\):$/$ENV{NAME} ($1):/mg;
+		s/^\Q$ENV{RESIGN}\E\n//mg' $NAMES $COVERS)
+	say "patches/$KERNEL/ signed by $name <$email>: ${out#"$TOP"/}/ (post these; the committed series keeps the placeholder)"
 }
 
 case "${1:-}" in
 --check)
 	for p in $NAMES; do
 		if ! cmp -s "$work/out/$p" "$PATCHES/$p"; then
-			[ -f "$PATCHES/$p" ] && diff -u "$PATCHES/$p" "$work/out/$p" | head -40 >&2
+			[ ! -f "$PATCHES/$p" ] || diff -u "$PATCHES/$p" "$work/out/$p" | head -40 >&2 || true
 			die "patches/$KERNEL/$p does not match selftests/, lib/ and patches/selftests.msg (or a hand-kept patch's [PATCH n/m] its place): run 'make patches' and commit it"
 		fi
 	done
-	[ -z "$(stale)" ] || die "patches/$KERNEL/ has patches the series no longer has: $(stale | tr '\n' ' '): run 'make patches'"
+	[ -z "$(stale)" ] || die "patches/$KERNEL/ has files the series no longer have: $(stale | tr '\n' ' '): run 'make patches' and commit it"
 	[ "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")" = "$want_series" ] ||
 		die "patches/$KERNEL/series is not the series generated: run 'make patches' and commit it"
-	for c in "$COVER" "$FOLLOW/$COVER"; do
+	for c in $COVERS; do
 		if ! cmp -s "$work/out/$c" "$PATCHES/$c"; then
 			diff -u "$PATCHES/$c" "$work/out/$c" | head -40 >&2 || true
-			die "patches/$KERNEL/$c has a stale shortlog or diffstat: run 'make patches' and commit it"
+			die "patches/$KERNEL/$c is not the cover letter generated (its text in patches/selftests.msg, shortlog, diffstat, base): run 'make patches' and commit it"
 		fi
 	done
 	;;
@@ -513,18 +618,15 @@ case "${1:-}" in
 		rm -f "$PATCHES/$p"
 		say "removed patches/$KERNEL/$p"
 	done
-	for p in $NAMES; do
+	find "$PATCHES" -mindepth 1 -type d -empty -delete
+	for p in $NAMES $COVERS; do
 		if ! cmp -s "$work/out/$p" "$PATCHES/$p"; then
+			mkdir -p "$(dirname "$PATCHES/$p")"
 			cp "$work/out/$p" "$PATCHES/$p"
 			say "regenerated patches/$KERNEL/$p"
 		fi
 	done
 	echo "$want_series" >"$PATCHES/series"
-	for c in "$COVER" "$FOLLOW/$COVER"; do
-		if ! cmp -s "$work/out/$c" "$PATCHES/$c"; then
-			cp "$work/out/$c" "$PATCHES/$c"
-			say "regenerated the shortlog and diffstat of patches/$KERNEL/$c"
-		fi
-	done
+	[ "${SIGN:-0}" = 0 ] || sign
 	;;
 esac

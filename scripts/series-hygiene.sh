@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Patch hygiene of one kernel's series (KERNEL=6.12 or 7.3): its files and
-# patches/$KERNEL/series agree, the selftests patches match selftests/ and
+# Patch hygiene of one kernel's series (KERNEL=6.12 or 7.3: the core, the
+# regression series and the test bed's): their files and
+# patches/$KERNEL/series agree, in one order, the selftests patches match selftests/ and
 # lib/, every patch is checkpatch --strict clean with that tree's
 # checkpatch.pl, and the series is bisectable
 # (scripts/series-check.sh).  Prints "ok - ", "ok - ... # SKIP" and
@@ -30,16 +31,26 @@ done < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
 for p in $(series_patches); do
 	grep -qxF "${p#"$PATCHES"/}" "$PATCHES/series" || missing="$missing (not in series: ${p#"$PATCHES"/})"
 done
-# The two series' sizes, patch files and cover letters included: the core
-# one is meant to stay within what a reviewer takes in one sitting.
+# Each series' size, patch files and cover letter included: the core one
+# is meant to stay within what a reviewer takes in one sitting.
 size() {	# size NAME FILES...
 	local name=$1
 	shift
 	[ -e "$1" ] || return 0
 	echo "# $KERNEL: $name series: $# files, $(cat "$@" | wc -l) lines"
 }
-size core "$PATCHES"/0*
-size follow-up "$PATCHES/$FOLLOW"/0*
+name_of() {	# name_of DIR: what a series is called in these lines
+	case $1 in
+	.) echo core ;;
+	*) echo "$1" ;;
+	esac
+}
+for d in $(series_dirs); do
+	size "$(name_of "$d")" "$PATCHES/$d"/0*
+done
+# Every directory of patches is a series the checks know (no stale one).
+stray=$(series_dirs -a | tail -n +"$(($(series_dirs | wc -l) + 1))")
+[ -z "$stray" ] || missing="$missing (not a series: $(echo $stray))"
 if [ -z "$missing" ]; then
 	result pass "patches: series and files agree"
 else
@@ -64,7 +75,7 @@ numbering() {	# numbering NAME DIR
 		grep -q "^Subject: \[PATCH $want\]" "$p" || bad="$bad
 ${p##*/}: want [PATCH $want]"
 	done
-	echo "# $KERNEL: $name series:$(tail -1 "$dir/0000-cover-letter.txt" | sed 's/^[^,]*,/ /')"
+	echo "# $KERNEL: $name series:$(grep -E "^ [0-9]+ files? changed" "$dir/0000-cover-letter.txt" | tail -1 | sed 's/^[^,]*,/ /')"
 	if [ -z "$bad" ]; then
 		result pass "patches: the $name series numbers its patches 1/$m..$m/$m"
 	else
@@ -72,8 +83,20 @@ ${p##*/}: want [PATCH $want]"
 		result fail "patches: the $name series numbers its patches 1/$m..$m/$m" "$work/numbering.log"
 	fi
 }
-numbering core "$PATCHES"
-numbering follow-up "$PATCHES/$FOLLOW"
+for d in $(series_dirs); do
+	numbering "$(name_of "$d")" "$PATCHES/$d"
+done
+
+# The series apply in one order everywhere: patches/$KERNEL/series (make
+# kernel, the series check) lists them as README's in-tree recipe applies
+# them ("git am" of the core's, then regression/*/, then testbed/ patch
+# files, each in name order) and as their cover letters state.
+if [ "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")" = "$(series_patches | sed "s#^$PATCHES/##")" ]; then
+	result pass "patches: series lists the core, regression/*/ and testbed/ patches in the order README's recipe applies them"
+else
+	diff <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series") <(series_patches | sed "s#^$PATCHES/##") >"$work/order.log"
+	result fail "patches: series lists the core, regression/*/ and testbed/ patches in the order README's recipe applies them" "$work/order.log"
+fi
 
 if [ -f "$KTREE/.kvmipi-origin" ]; then
 	if "$TOP/scripts/patches.sh" --check >"$work/patches.log" 2>&1; then

@@ -49,7 +49,7 @@ timing() {
 		awk -v ph="$1" '$1 == ph { print $2, ($5 == "" ? "-" : $5); exit }' "$top/check.phases"
 }
 tp=0 tf=0 ts=0 phases=
-for ph in unit intree run mutants; do
+for ph in patches unit intree run mutants; do
 	read -r p f s < <(counts "$ph") || continue
 	tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s)) phases="$phases, $ph"
 done
@@ -111,7 +111,7 @@ fi
 # Per phase: counts and time.
 echo "| phase | passed | failed | skipped | wall | CPUs busy |"
 echo "|---|---:|---:|---:|---:|---:|"
-for ph in build unit intree run mutants; do
+for ph in patches build unit intree run mutants; do
 	c=$(counts "$ph") || true
 	t=$(timing "$ph") || true
 	[ -n "$c$t" ] || continue

@@ -79,7 +79,7 @@ struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
 				   unsigned int known);
 #endif
 
-/* One line, e.g. "vmx fastpath=live rule=fast-delivery". */
+/* One line: the vendor, whether the fastpath is live, and the rule. */
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size);
 
 #endif /* SELFTEST_KVM_IPI_PLATFORM_H */
