@@ -3,7 +3,9 @@
  * A thread per vCPU; see vcpu_thread.h.
  */
 #include <errno.h>
+#ifdef KVM_VCPU_RUN_WITHIN
 #include <signal.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@ u64 vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc)
 	return cmd;
 }
 
+#ifdef KVM_VCPU_RUN_WITHIN
 static void deadline_passed(int sig)
 {
 	ksft_exit_fail_msg("a vCPU did not come back from KVM_RUN in time\n");
@@ -37,6 +40,7 @@ void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds)
 	vcpu_run(vcpu);
 	alarm(0);
 }
+#endif
 
 static void *vcpu_thread_main(void *arg)
 {

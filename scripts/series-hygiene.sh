@@ -48,6 +48,15 @@ name_of() {	# name_of DIR: what a series is called in these lines
 for d in $(series_dirs); do
 	size "$(name_of "$d")" "$PATCHES/$d"/0*
 done
+# The core holds at most 1,500 inserted lines by git's diffstat (its
+# cover letter's): what does not fit goes to a regression series.
+core_lines=$(sed -n 's/.* changed, \([0-9]*\) insertions.*/\1/p' "$PATCHES/0000-cover-letter.txt")
+if [ -n "$core_lines" ] && [ "$core_lines" -le 1500 ]; then
+	result pass "patches: the core series inserts $core_lines lines, at most 1500"
+else
+	echo "the core's cover letter: ${core_lines:-no diffstat} insertions" >"$work/core-size.log"
+	result fail "patches: the core series inserts at most 1500 lines" "$work/core-size.log"
+fi
 # Every directory of patches is a series the checks know (no stale one).
 stray=$(series_dirs -a | tail -n +"$(($(series_dirs | wc -l) + 1))")
 [ -z "$stray" ] || missing="$missing (not a series: $(echo $stray))"

@@ -36,11 +36,13 @@ struct vcpu_thread {
  */
 u64 vcpu_sync_or_done(struct kvm_vcpu *vcpu, struct ucall *uc);
 
+#ifdef KVM_VCPU_RUN_WITHIN
 /*
  * vcpu_run() on this thread, failing the test with a KTAP "Bail out!" line
  * if KVM_RUN has not returned within @seconds.
  */
 void vcpu_run_within(struct kvm_vcpu *vcpu, unsigned int seconds);
+#endif
 
 void vcpu_thread_start(struct vcpu_thread *t, struct kvm_vcpu *vcpu);
 

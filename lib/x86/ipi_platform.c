@@ -43,20 +43,6 @@ const char *ipi_path_unprovable(const struct ipi_platform *p, bool have_stat)
 	return NULL;
 }
 
-struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat,
-				    u64 hits, int want_hits)
-{
-	struct ipi_verdict v = { .why = ipi_path_unprovable(p, have_stat) };
-
-	if (v.why)
-		v.code = KSFT_SKIP;
-	else if (hits != (u64)want_hits)
-		v.code = KSFT_FAIL;
-	else
-		v.code = KSFT_PASS;
-	return v;
-}
-
 #ifdef KVM_IPI_XAPIC
 struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
 				   unsigned int known)

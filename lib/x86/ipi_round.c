@@ -17,7 +17,8 @@ static u8 ipi_index_of_id[256];
 static bool ipi_xapic;
 #endif
 
-u32 guest_ipi_index(void)
+/* This vCPU's index in the host's list of APIC IDs. */
+static u32 guest_ipi_index(void)
 {
 #ifdef KVM_IPI_XAPIC
 	if (READ_ONCE(ipi_xapic))

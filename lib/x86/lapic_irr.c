@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#ifdef KVM_LAPIC_IRR
 /*
  * One IRR vector of a vCPU, read and cleared by the host; see lapic_irr.h.
  */
@@ -34,4 +35,5 @@ bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector)
 	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &lapic);
 	return *irr_byte(&lapic, vector) & (1 << (vector % 8));
 }
+#endif
 #endif

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Per-vCPU binary stats for kernels whose kvm_util has no vcpu_get_stat()
- * (it came with the stats fd that kvm_util opens at vCPU creation).
- *
- * vcpu_has_stat() opens the vCPU's stats fd and keeps it; call it before
- * the vCPU first runs: KVM_GET_STATS_FD waits for the vCPU's mutex, so it
- * blocks while another thread is inside KVM_RUN.  vcpu_get_stat() then
- * reads through that fd, which never blocks.
+ * Per-vCPU binary stats: this kvm_util has no vcpu_get_stat().  Call
+ * vcpu_has_stat() before the vCPU first runs: it opens the stats fd
+ * (KVM_GET_STATS_FD blocks while the vCPU is in KVM_RUN) and keeps it for
+ * vcpu_get_stat().
  */
 #ifndef SELFTEST_KVM_VCPU_STATS_H
 #define SELFTEST_KVM_VCPU_STATS_H

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/*
- * vcpu_has_stat() and vcpu_get_stat() over a stats fd per vCPU, opened by
- * vcpu_has_stat() and kept for the vCPU's life.
- */
+/* vcpu_has_stat() and vcpu_get_stat(); see vcpu_stats.h. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

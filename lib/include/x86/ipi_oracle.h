@@ -24,9 +24,8 @@
 #define ICR_DEST_SHIFT		32
 
 /*
- * Bit 12 (delivery status) is reserved in x2APIC mode too, but Intel CPUs
- * ignore it while AMD ones fault, so X2APIC_RSVD_BITS_MASK leaves it out
- * and so does the model: tests must not write it.
+ * Bit 12 is reserved in x2APIC mode too, but Intel CPUs ignore it and AMD
+ * ones fault: the model leaves it out, as X2APIC_RSVD_BITS_MASK does.
  */
 #define X2APIC_BROADCAST	0xffffffffU
 
@@ -104,6 +103,8 @@ bool icr_illegal_vector(u64 raw);
 /* The logical ID an x2APIC derives from its ID: cluster << 16 | 1 << (id & 15). */
 u32 x2apic_logical_id(u32 x2apic_id);
 
+struct ipi_vm_apics;
+#if !defined(KVM_FASTPATH_SINGLE_TARGET) || defined(KVM_IPI_VM_STATE)
 /* The state of one vCPU's local APIC, as far as IPIs care. */
 enum ipi_apic_state {
 	IPI_APIC_X2APIC,		/* enabled, x2APIC mode */
@@ -122,6 +123,7 @@ struct ipi_vm_apics {
 	const bool *pmu_counts_instructions;	/* NULL: none counts */
 #endif
 };
+#endif
 
 /* The rule this kernel's fastpath follows (ipi_oracle.c), in words. */
 #ifdef KVM_FASTPATH_SINGLE_TARGET

@@ -24,13 +24,10 @@
 struct ipi_platform ipi_platform_probe(void);
 
 /*
- * Guest code: enable x2APIC mode and inhibit APICv, and with it IPIv and
- * AVIC, for the whole VM, as nested_x2apic_test does: KVM stops
- * accelerating the APICs of a VM for good once a vCPU moves its APIC base,
- * even if it moves it back.  From then on every x2APIC ICR write of the VM
- * exits as a WRMSR, on hosts with IPI virtualization too.  The base goes
- * back at once, so that a later switch to xAPIC mode finds its registers
- * where apic.h's helpers look for them.
+ * Guest code: enable x2APIC mode and make every ICR write of the VM exit as
+ * a WRMSR, on hosts with APICv, IPIv or AVIC too: KVM inhibits APICv for
+ * the VM for good once a vCPU moves its APIC base (as nested_x2apic_test
+ * does), even if it then moves it back, as here for later xAPIC modes.
  */
 static inline void x2apic_enable_icr_exits(void)
 {
@@ -55,20 +52,13 @@ static inline u64 ipi_fastpath_hits(struct kvm_vcpu *vcpu, bool have_stat)
 	return have_stat ? vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes) : 0;
 }
 
+#ifdef KVM_IPI_XAPIC
 /* A KTAP result code (KSFT_*) and, unless it is a pass or a failure, why. */
 struct ipi_verdict {
 	int code;
 	const char *why;
 };
 
-/*
- * The path of writes that had to add @want_hits to the sender's stat and
- * added @hits: a skip with the reason where the path cannot be proven.
- */
-struct ipi_verdict ipi_path_verdict(const struct ipi_platform *p, bool have_stat,
-				    u64 hits, int want_hits);
-
-#ifdef KVM_IPI_XAPIC
 /*
  * Checks of which @failed went unlike the SDM and @deviated exactly as KVM
  * is known to, of the @known that KVM is known to get wrong: a failure if

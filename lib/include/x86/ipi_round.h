@@ -5,8 +5,7 @@
  * ICR write the host fences every vCPU with an interrupt of its own
  * (KVM_SIGNAL_MSI) in the lowest priority class in use; NMIs outrank every
  * interrupt, so a vCPU that handled its fence handled everything pending
- * for it.  How vCPUs are run and parked is the test's.  kvm_util has
- * nothing that counts interrupts per vCPU.
+ * for it.  How vCPUs are run and parked is the test's.
  */
 #ifndef SELFTEST_KVM_IPI_ROUND_H
 #define SELFTEST_KVM_IPI_ROUND_H
@@ -23,9 +22,6 @@ struct ipi_tally {
 	u32 irqs[256];	/* interrupts handled, per vector */
 	u32 nmis;
 };
-
-/* Guest: this vCPU's index in the host's list of APIC IDs. */
-u32 guest_ipi_index(void);
 
 /* Guest: write the ICR; returns the vector of the fault it raised, or 0. */
 #ifdef KVM_IPI_XAPIC

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+#ifdef KVM_LAPIC_IRR
 /*
  * The host's view of one vector in a vCPU's IRR, through KVM_GET_LAPIC and
  * KVM_SET_LAPIC: kvm_util reads and writes the whole local APIC state only.
@@ -21,3 +22,4 @@ bool vcpu_irr_test(struct kvm_vcpu *vcpu, u8 vector);
 #endif
 
 #endif /* SELFTEST_KVM_LAPIC_IRR_H */
+#endif
