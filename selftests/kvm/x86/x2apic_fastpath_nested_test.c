@@ -159,7 +159,8 @@ int main(void)
 		why = ipi_path_unprovable(&platform, have_stat);
 		if (!why && hits != (u64)want_hits)
 			ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
-		ksft_test_result_code(why ? KSFT_SKIP : hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
+		ksft_test_result_code(why ? KSFT_SKIP :
+				      hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
 				      name, why ? "%s" : NULL, why);
 	}
 

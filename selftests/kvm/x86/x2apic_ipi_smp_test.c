@@ -692,7 +692,8 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 		why = ipi_path_unprovable(pf, have_stat);
 		if (!why && hits != (u64)want_hits)
 			ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
-		ksft_test_result_code(why ? KSFT_SKIP : hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
+		ksft_test_result_code(why ? KSFT_SKIP :
+				      hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
 				      name, why ? "%s" : NULL, why);
 	}
 	for (i = 0; i < NR_VCPUS; i++)
