@@ -48,7 +48,9 @@ ifneq ($(.SHELLSTATUS),0)
 $(error stopped by the error above)
 endif
 MIRROR_LOOKUP := 1
+DEPS :=
 else
+MIRROR_LOOKUP :=
 DEPS := build
 endif
 # make help and make clean need no kernel
