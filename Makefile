@@ -23,8 +23,12 @@
 # KERNEL=6.12 or 7.3 (any patches/<kernel>/) works on that kernel only;
 # by default every target covers 6.12 and the newest 7.x whose source the
 # Debian mirror serves (scripts/kernels.sh).
-# KSRC=/path/to/linux uses that tree (a 6.12 or 7.x one) instead of Debian's
-# linux-source package.  Everything generated goes under build/ (BUILD=...).
+# KSRC=/path/to/linux uses that tree (a 6.12 or 7.x one, that kernel only)
+# instead of Debian's linux-source package: needed off Debian.  Everything
+# generated goes under build/ (BUILD=...).
+# A run that tested nothing on a kernel or platform asked for fails;
+# STRICT=1 also fails one that proved no fastpath point (every ": path"
+# point SKIPped: e.g. qemu-svm alone).
 # LOAD=N[,M] loads the test kernel: N processes spin and M wake and sleep
 # beside the tests (kvmipi.load=, scripts/guest-init.sh).
 
@@ -33,21 +37,35 @@ BUILD ?= $(CURDIR)/build
 # before anything is fetched or built: an unknown one, an unusable /dev/kvm,
 # nested virtualization off or a missing QEMU stop make here, saying what
 # to do (scripts/platforms.sh).
-ifneq ($(filter-out clean help unit patches patches-check,$(or $(MAKECMDGOALS),all)),)
+# Every setting (KERNEL, DEBUG, KSRC, PLATFORMS, STRICT) is checked there
+# too, each bad one named (scripts/common.sh).
+# make help, clean, unit and patches need no platform (no emulator, no
+# /dev/kvm), no network and no root: nothing is looked up on a mirror for
+# them (MIRROR_LOOKUP, scripts/kernels.sh), and deps checks only what the
+# build needs (DEPS=build, scripts/deps.sh).
+offline_goals := clean help unit patches patches-check
+ifneq ($(filter-out $(offline_goals),$(or $(MAKECMDGOALS),all)),)
 PLATFORMS := $(shell PLATFORMS="$(PLATFORMS)" KERNEL="$(KERNEL)" KSRC="$(KSRC)" QEMU="$(QEMU)" \
-		BOCHS="$(BOCHS)" DEBUG="$(DEBUG)" scripts/platforms.sh check)
+		BOCHS="$(BOCHS)" DEBUG="$(DEBUG)" STRICT="$(STRICT)" scripts/platforms.sh check)
 ifneq ($(.SHELLSTATUS),0)
-$(error no platform to run (above))
+$(error stopped by the error above)
 endif
+MIRROR_LOOKUP := 1
+DEPS :=
+else
+MIRROR_LOOKUP :=
+DEPS := build
 endif
-# make help and make clean need no kernel (and no network to find one)
+# make help and make clean need no kernel
 ifneq ($(filter-out clean help,$(or $(MAKECMDGOALS),all)),)
-KERNELS := $(shell KERNEL=$(KERNEL) KSRC=$(KSRC) PLATFORMS="$(PLATFORMS)" scripts/kernels.sh)
+KERNELS := $(shell KERNEL="$(KERNEL)" KSRC="$(KSRC)" PLATFORMS="$(PLATFORMS)" DEBUG="$(DEBUG)" \
+		STRICT="$(STRICT)" MIRROR_LOOKUP=$(MIRROR_LOOKUP) scripts/kernels.sh)
 ifeq ($(KERNELS),)
-$(error no kernel to work on: see the error above)
+$(error stopped by the error above)
 endif
 endif
-export APICV BOCHS BUILD DEBUG KSRC KERNELS LOAD RUNS MUTANT MUTANT_PLATFORMS PLATFORMS QEMU RESULTS SIGN TEST_TIMEOUT
+export APICV BOCHS BUILD DEBUG DEPS KSRC KERNELS LOAD MIRROR_LOOKUP RUNS MUTANT MUTANT_PLATFORMS \
+	PLATFORMS QEMU RESULTS SIGN STRICT TEST_TIMEOUT
 EACH = scripts/each-kernel.sh
 
 .PHONY: all help deps kernel headers patches patches-check tests host-tests initramfs run mutants flakes bench unit check clean
@@ -68,10 +86,12 @@ kernel: deps
 headers: deps
 	@$(EACH) scripts/kernel.sh --headers
 
-# selftests/ and lib/ -> each series' in-tree selftests patches
+# selftests/ and lib/ -> each series' in-tree selftests patches.  The
+# kernel's tree is held (-l) while they are made from it: under make -j,
+# make kernel must not extract it again meanwhile.
 patches: deps
 	@$(EACH) scripts/kernel.sh --prepare
-	@$(EACH) scripts/patches.sh
+	@$(EACH) -l scripts/patches.sh
 
 # the committed series are what selftests/, lib/ and patches/selftests.msg
 # render (make check runs this first: its build regenerates them)

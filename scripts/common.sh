@@ -4,14 +4,29 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 
+# The settings (make's variables) are checked here, each bad one named in
+# an error of its own; the scripts stop after all of them are said (at the
+# end of this file).
+settings_bad=
+bad_setting() {
+	printf 'error: %s\n' "$*" >&2
+	settings_bad=1
+}
+
 # DEBUG=1: the debug kernel (configs/debug.config on top of testbed.config),
 # built, booted and reported apart so that it never replaces the normal
 # kernel's outputs.  The tests and the initramfs do not depend on it.
 case ${DEBUG:-} in
 ""|0) DEBUG= ; dbg= ;;
 1) dbg=-debug ;;
-*) printf 'error: DEBUG=%s: use DEBUG=1 for the debug kernel, or leave it unset\n' "$DEBUG" >&2
-   exit 1 ;;
+*) bad_setting "DEBUG=$DEBUG: use DEBUG=1 for the debug kernel, or leave it unset"; dbg= ;;
+esac
+
+# STRICT=1: a make run that proved no fastpath point fails (each-kernel.sh)
+case ${STRICT:-} in
+""|0) STRICT= ;;
+1) ;;
+*) bad_setting "STRICT=$STRICT: use STRICT=1 to fail a run that proves no path, or leave it unset" ;;
 esac
 
 # KERNEL: the kernel this script works on: one that has a series,
@@ -24,15 +39,31 @@ KERNELS_SUPPORTED=${KERNELS_SUPPORTED% }
 KERNEL=${KERNEL:-6.12}
 case " $KERNELS_SUPPORTED " in
 *" $KERNEL "*) ;;
-*) printf 'error: KERNEL=%s: use one of %s\n' "$KERNEL" "$KERNELS_SUPPORTED" >&2; exit 1 ;;
+*) bad_setting "KERNEL=$KERNEL: use one of $KERNELS_SUPPORTED (the kernels with a series in patches/)" ;;
 esac
 # PRISTINE=1: the kernel without the series (the unmodified source, for
 # reproducers: scripts/smp-repro.sh), in its own tree, build and bzImage.
 case ${PRISTINE:-} in
 ""|0) PRISTINE= ; pst= ;;
-1) pst=-pristine ; [ -z "$DEBUG" ] || { printf 'error: PRISTINE=1 and DEBUG=1 do not combine\n' >&2; exit 1; } ;;
-*) printf 'error: PRISTINE=%s: use PRISTINE=1, or leave it unset\n' "$PRISTINE" >&2; exit 1 ;;
+1) pst=-pristine ; [ -z "$DEBUG" ] || bad_setting "PRISTINE=1 and DEBUG=1 do not combine" ;;
+*) bad_setting "PRISTINE=$PRISTINE: use PRISTINE=1, or leave it unset"; pst= ;;
 esac
+
+# ksrc_problem: why KSRC= cannot be taken as a kernel tree, or nothing.
+# This project (or a copy) is refused before anything runs make there: its
+# Makefile would ask for the kernel version again, and again.
+ksrc_problem() {
+	[ -n "${KSRC:-}" ] || return 0
+	if [ ! -d "$KSRC" ]; then
+		echo "KSRC=$KSRC: no such directory: set KSRC to your Linux 6.12 or 7.x tree"
+	elif [ -f "$KSRC/patches/selftests.msg" ] && [ -f "$KSRC/scripts/each-kernel.sh" ]; then
+		echo "KSRC=$KSRC is this project, not a Linux tree: set KSRC to your Linux 6.12 or 7.x tree (with or without the series applied), or leave it unset for Debian's linux-source"
+	elif [ ! -f "$KSRC/Makefile" ] || [ ! -d "$KSRC/arch/x86/kvm" ]; then
+		echo "KSRC=$KSRC is not a Linux source tree (it has no Makefile and arch/x86/kvm/)"
+	fi
+}
+ksrc_why=$(ksrc_problem)
+[ -z "$ksrc_why" ] || bad_setting "$ksrc_why"
 KB=$BUILD/$KERNEL
 KTREE=$KB/linux$pst		# patched (or pristine) kernel source
 KOUT_NORMAL=$KB/kbuild$pst	# kernel build outputs (O=), normal and DEBUG=1
@@ -94,6 +125,18 @@ tests_list_of() {
 	without_tests "$(left_out "$1")" <"$list" >"$tmp"
 	mv -f "$tmp" "$out"
 	echo "$out"
+}
+
+# no_test_ran ROWS KTAP: why a platform's run (its rows.tsv and KTAP,
+# report.awk) tested nothing, when every test SKIPped: the first reason a
+# test gave; nothing when one ran, or when it was not started on purpose
+# (platform-start: the host's run on another kernel's series)
+no_test_ran() {
+	local why
+	awk -F'\t' '$2 == "platform-start" || ($2 !~ /^(suite-completed|guest-kernel-clean)$/ &&
+		$3 != "skip") { ran = 1 } END { exit !ran }' "$1" 2>/dev/null && return 0
+	why=$(sed -n 's/^ .*# SKIP[ -]*//p' "$2" 2>/dev/null | head -1)
+	echo "every test SKIPped${why:+ (the first: $why)}"
 }
 
 # emulator_slot: wait for one of $EMULATOR_SLOTS lock files (default: one
@@ -171,9 +214,10 @@ JOBS=${JOBS:-$(nproc)}
 # installed from bookworm (scripts/deps.sh); the mainline ones are
 # downloaded from the Debian mirror (unstable, else experimental) and
 # unpacked under $BUILD/src without installing anything.
+# (KVMIPI_USR_SRC, default /usr/src: the tests' fake machine has none)
 deb_tarball() {
 	case $1 in
-	6.12) echo /usr/src/linux-source-6.12.tar.xz ;;
+	6.12) echo "${KVMIPI_USR_SRC:-/usr/src}/linux-source-6.12.tar.xz" ;;
 	*) echo "$BUILD/src/usr/src/linux-source-$1.tar.xz" ;;
 	esac
 }
@@ -291,6 +335,8 @@ source_missing() {
 	[ ! -f "$(deb_tarball "$1")" ] || return 0
 	if [ -f "$BUILD/src/unavailable-$1" ]; then
 		cat "$BUILD/src/unavailable-$1"
+	elif ! os_is_debian; then
+		echo "linux-source-$1 is Debian's, not this system's: set KSRC=/path/to/linux-$1 (a Linux $1 tree)"
 	elif [ "$1" = 6.12 ]; then
 		echo "linux-source-6.12 is not installed: run 'make deps' (apt-get install linux-source-6.12)"
 	else
@@ -471,3 +517,16 @@ testbed_config() {
 
 # the platforms, and what each needs here
 . "$TOP/scripts/platforms.sh"
+
+# PLATFORMS: known names only
+known_platforms() {
+	local p
+	for p in ${PLATFORMS:-}; do
+		case " $(echo $ALL_PLATFORMS) " in
+		*" $p "*) ;;
+		*) bad_setting "unknown platform '$p': PLATFORMS= takes $(echo $ALL_PLATFORMS)" ;;
+		esac
+	done
+}
+known_platforms
+[ -z "$settings_bad" ] || exit 1

@@ -4,14 +4,23 @@
 # Get what the build and the platforms of $PLATFORMS need, nothing else
 # (scripts/platforms.sh says what each uses).  On Debian, as root, install
 # the packages that are missing; elsewhere, or as another user, stop and
-# name them (apt-get and dnf).  Then, on Debian, from its mirror: unstable's
-# QEMU for qemu-svm and the mainline kernels' sources.
+# name them (with this system's package manager: apt-get on Debian and
+# Ubuntu, dnf on Fedora; no linux-source package outside Debian, but KSRC=).
+# Then, on Debian, from its mirror: unstable's QEMU for qemu-svm and the
+# mainline kernels' sources.
+# DEPS=build (make patches, make unit): what the build needs, for no
+# platform, and nothing from the mirror: no emulator, no /dev/kvm, no
+# network where all is there.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 KERNELS=${KERNELS:-$("$TOP/scripts/kernels.sh")}
 export KERNELS
-PLATFORMS=$(check_platforms) || exit 1
+if [ "${DEPS:-}" = build ]; then
+	PLATFORMS=--build
+else
+	PLATFORMS=$(check_platforms) || exit 1
+fi
 mkdir -p "$BUILD"
 
 # Installed with the rest on Debian as root, never required: ccache (the
@@ -50,13 +59,14 @@ fetch_mirror_source() {
 			fi
 		fi
 	fi
-	[ ! -f "$why" ] || printf 'warning: %s: its phases SKIP\n' "$(cat "$why")" >&2
+	[ ! -f "$why" ] || printf 'warning: %s: until then, Linux %s is not tested (make run and make check fail)\n' "$(cat "$why")" "$k" >&2
 }
 
 # What comes from the Debian mirror: unstable's QEMU when qemu-svm runs
 # (without QEMU=), and the mainline kernels' sources (without KSRC=).
 fetch_from_mirror() {
 	local k
+	[ "$PLATFORMS" != --build ] || return 0
 	if [[ " $PLATFORMS " == *" qemu-svm "* ]] && [ -z "${QEMU:-}" ]; then
 		"$TOP/scripts/emulators.sh" ||
 			die "PLATFORMS=qemu-svm: no QEMU from Debian unstable (above); set QEMU=/path/to/qemu-system-x86_64 (9.1 or later), or leave qemu-svm out of PLATFORMS"
@@ -74,14 +84,31 @@ if [ -z "$missing" ]; then
 fi
 
 if ! deps_installs; then
+	family=$(os_family)
 	{
-		echo "error: missing here for the build and PLATFORMS=\"$PLATFORMS\":"
-		awk -F'\t' '{ printf "  %-40s apt-get: %-22s dnf: %s\n", $1, $2, $3 }' <<<"$missing"
-		deb=$(cut -f2 <<<"$missing" | grep -v '^-' | tr ' ' '\n' | sort -u | tr '\n' ' ')
-		rpm=$(cut -f3 <<<"$missing" | grep -v '^-' | tr ' ' '\n' | sort -u | tr '\n' ' ')
-		echo "install them:"
-		[ -z "$deb" ] || echo "  Debian, Ubuntu: sudo apt-get install ${deb% }"
-		[ -z "$rpm" ] || echo "  Fedora:         sudo dnf install ${rpm% }"
+		if [ "$PLATFORMS" = --build ]; then
+			echo "error: missing here for the build:"
+		else
+			echo "error: missing here for the build and PLATFORMS=\"$PLATFORMS\":"
+		fi
+		# this system's package names only (both where it is neither)
+		awk -F'\t' -v fam="$family" '{
+			if (fam == "fedora") printf "  %-40s dnf: %s\n", $1, $3
+			else if (fam != "other") printf "  %-40s apt-get: %s\n", $1, $2
+			else printf "  %-40s apt-get: %-22s dnf: %s\n", $1, $2, $3 }' <<<"$missing"
+		deb=$(cut -f2 <<<"$missing" | { grep -v '^-' || true; } | tr ' ' '\n' | sort -u | tr '\n' ' ')
+		rpm=$(cut -f3 <<<"$missing" | { grep -v '^-' || true; } | tr ' ' '\n' | sort -u | tr '\n' ' ')
+		[ -z "$deb$rpm" ] || echo "install them:"
+		case $family in
+		debian | ubuntu) [ -z "$deb" ] || echo "  sudo apt-get install ${deb% }" ;;
+		fedora) [ -z "$rpm" ] || echo "  sudo dnf install ${rpm% }" ;;
+		*)
+			[ -z "$deb" ] || echo "  Debian, Ubuntu: sudo apt-get install ${deb% }"
+			[ -z "$rpm" ] || echo "  Fedora:         sudo dnf install ${rpm% }" ;;
+		esac
+		if [ "$family" != debian ] && cut -f2,3 <<<"$missing" | grep -q 'set KSRC='; then
+			echo "the kernel source: no package here is Debian's linux-source-6.12: set KSRC=/path/to/linux-6.12 (a Linux 6.12 tree; a KSRC= run covers that one kernel)"
+		fi
 		if os_is_debian; then
 			echo "(or run this as root: on Debian, make deps installs them)"
 		fi

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Obtain the $KERNEL kernel tree (6.12, 7.2, 7.3), apply patches/$KERNEL/series,
+# Obtain the $KERNEL kernel tree (6.12, 7.3: patches/*/), apply its series,
 # configure it from tinyconfig + configs/testbed.config and build bzImage and
 # the UAPI headers, all under build/$KERNEL/.
 #

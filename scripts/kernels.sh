@@ -5,9 +5,11 @@
 # the one KSRC= is (a 6.12 or a 7.x tree), else the defaults: 6.12 (LTS)
 # and the newest 7.x that has a series in patches/ and whose source can be
 # had (already downloaded, or served by the Debian mirror: unstable, else
-# experimental).  When no 7.x source can be had, the newest 7.x series is
-# printed all the same: its phases then SKIP with the reason
-# (scripts/each-kernel.sh).  PLATFORMS=host alone: the one series for the
+# experimental).  The mirror is asked only with MIRROR_LOOKUP=1 (the make
+# goals that download: not help, clean, unit or patches), on Debian, and
+# where there is a choice (several 7.x series).  When no 7.x source can be
+# had, the newest 7.x series is printed all the same: its phases then SKIP,
+# and a run fails, with the reason (scripts/each-kernel.sh).  PLATFORMS=host alone: the one series for the
 # running kernel (scripts/platforms.sh, host_kernel): its tests run on the
 # one running kernel, and another kernel's list must not run beside them.
 set -euo pipefail
@@ -23,7 +25,7 @@ elif [ -n "$want" ]; then
 	*) die "KERNEL=$want: use one of $KERNELS_SUPPORTED" ;;
 	esac
 elif [ -n "${KSRC:-}" ]; then
-	[ -f "$KSRC/Makefile" ] || die "KSRC=$KSRC is not a kernel source tree"
+	# common.sh refused what is not a kernel tree (this project included)
 	ver=$(make -s -C "$KSRC" kernelversion)
 	k=$(kernel_of_version "$ver")
 	[ "$k" != unsupported ] ||
@@ -31,9 +33,12 @@ elif [ -n "${KSRC:-}" ]; then
 	echo "$k"
 else
 	mainline=$(printf '%s\n' $KERNELS_SUPPORTED | grep '^7\.' | sort -rV)
-	pick=
+	pick= lookup=
+	[ "${MIRROR_LOOKUP:-}" != 1 ] || [ "$(echo "$mainline" | wc -l)" -lt 2 ] ||
+		! os_is_debian || lookup=1
 	for k in $mainline; do
-		if [ -f "$(deb_tarball "$k")" ] || [ -n "$(served_version "linux-source-$k")" ]; then
+		if [ -f "$(deb_tarball "$k")" ] ||
+		   { [ -n "$lookup" ] && [ -n "$(served_version "linux-source-$k")" ]; }; then
 			pick=$k
 			break
 		fi

@@ -27,7 +27,7 @@
 # APICV=1 BOCHS=/path/to/bochs runs mutants/apicv/ instead: posted-interrupt
 # mistakes, on the opt-in APICv platforms (a Bochs with the fixes of
 # docs/reports/bochs-*.md).
-# DEBUG=1 runs mutants/debug/ instead, on the debug kernel: bugs that only
+# DEBUG=1 runs mutants/$KERNEL/debug/ instead, on the debug kernel: bugs that only
 # its checkers (lockdep, sleep-in-atomic, KASAN) see.  Such a mutant is
 # caught when the guest runs to its end and its kernel log has the report
 # its patch names on an "Expect: " line (the platform may print others).  The
@@ -64,7 +64,7 @@ if [ -n "${APICV:-}" ]; then
 	mutants_out=$KB/mutants-apicv
 fi
 if [ -n "$DEBUG" ]; then
-	say "DEBUG=1: debug-only mutants (mutants/debug/); the fastpath mutants run without DEBUG"
+	say "DEBUG=1: debug-only mutants (mutants/$KERNEL/debug/); the fastpath mutants run without DEBUG"
 	MUTANT_TESTS=(kvm/x2apic_fastpath_stat_test)
 	MUTANTS=("$TOP"/mutants/$KERNEL/debug/${MUTANT:-*}.patch)
 	mutants_out=$KB/mutants-debug

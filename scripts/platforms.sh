@@ -12,16 +12,17 @@
 #                          virtualization off, a QEMU that is not there, a
 #                          running kernel without a series (PLATFORMS=host).
 #                          Fast: no package manager, no network.
-#   platforms.sh missing [PLATFORM...]
-#                          what they (default: $PLATFORMS) and the build
-#                          lack here, one per line: "WHAT<TAB>DEBIAN<TAB>
+#   platforms.sh missing [--build | PLATFORM...]
+#                          what they (default: $PLATFORMS; --build: none)
+#                          and the build lack here, one per line: "WHAT<TAB>DEBIAN<TAB>
 #                          FEDORA", the packages that give it ("- (...)":
 #                          none, and what to do instead)
 #
 # Sourced (common.sh does), it gives the same as functions.  For the
 # tests, the machine is injectable: KVMIPI_KVM_DEV (/dev/kvm),
 # KVMIPI_SYSFS_MODULE (/sys/module), KVMIPI_CPUINFO (/proc/cpuinfo),
-# KVMIPI_OS_RELEASE (/etc/os-release), KVMIPI_UNAME_R (uname -r).
+# KVMIPI_OS_RELEASE (/etc/os-release), KVMIPI_UNAME_R (uname -r),
+# KVMIPI_USR_SRC (/usr/src, where linux-source-6.12 puts its tarball).
 
 ALL_PLATFORMS="bochs-vmx bochs-svm bochs-vmx-2cpu bochs-svm-2cpu bochs-vmx-stock
 	bochs-apicv bochs-apicv-2cpu qemu-svm qemu-kvm host"
@@ -37,6 +38,20 @@ os_is_debian() {
 	# shellcheck disable=SC1090 # the system's
 	[ "$(. "$OS_RELEASE" 2>/dev/null && echo "${ID:-}")" = debian ] &&
 		command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1
+}
+
+# os_family: whose package names this system takes: debian, ubuntu (apt,
+# without Debian's linux-source-6.12), fedora (dnf), or other
+os_family() {
+	local id like
+	# shellcheck disable=SC1090 # the system's
+	read -r id like < <(. "$OS_RELEASE" 2>/dev/null; echo "${ID:-none} ${ID_LIKE:-}")
+	case " $id $like " in
+	*" debian "*) [ "$id" = debian ] && echo debian || echo ubuntu ;;
+	*" ubuntu "*) echo ubuntu ;;
+	*" fedora "* | *" rhel "* | *" centos "*) echo fedora ;;
+	*) echo other ;;
+	esac
 }
 
 # make deps installs the missing packages here: Debian, as root
@@ -199,11 +214,15 @@ VGABIOS_FILES="/usr/share/vgabios/vgabios.bin|/usr/share/vgabios/VGABIOS-lgpl-la
 ISOLINUX_FILES="/usr/lib/ISOLINUX/isolinux.bin|/usr/share/syslinux/isolinux.bin"
 LDLINUX_FILES="/usr/lib/syslinux/modules/bios/ldlinux.c32|/usr/share/syslinux/ldlinux.c32"
 
-# missing_needs [PLATFORM...]: what the build and the platforms (default:
-# $PLATFORMS) lack here, one per line: "WHAT<TAB>DEBIAN<TAB>FEDORA"
+# missing_needs [--build | PLATFORM...]: what the build and the platforms
+# (default: $PLATFORMS; --build: none, the build alone) lack here, one per line: "WHAT<TAB>DEBIAN<TAB>FEDORA"
 missing_needs() {
-	local p kernel_build= k
-	local platforms=${*:-${PLATFORMS:-$(default_platforms 2>/dev/null)}}
+	local p kernel_build= k platforms
+	if [ "${1:-}" = --build ]; then	# no platform: make patches
+		platforms=
+	else
+		platforms=${*:-${PLATFORMS:-$(default_platforms 2>/dev/null)}}
+	fi
 	# the tests: every platform
 	need cmd gcc gcc gcc
 	need cmd make make make
@@ -231,8 +250,13 @@ missing_needs() {
 		need cmd xz xz-utils xz
 		for k in ${KERNELS:-}; do
 			[ "$k" = 6.12 ] || continue
-			need file "$(deb_tarball 6.12)" linux-source-6.12 \
-				"- (none: set KSRC=/path/to/linux-6.12)"
+			if os_is_debian; then
+				need file "$(deb_tarball 6.12)" linux-source-6.12 \
+					"- (none: set KSRC=/path/to/linux-6.12)"
+			else	# Debian's package, which Ubuntu does not have
+				need file "$(deb_tarball 6.12)" "- (none: set KSRC=/path/to/linux-6.12)" \
+					"- (none: set KSRC=/path/to/linux-6.12)"
+			fi
 		done
 	fi
 	for p in $platforms; do

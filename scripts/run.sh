@@ -4,7 +4,8 @@
 # Run the suite on each platform of $PLATFORMS (default: those this machine
 # can run, scripts/platforms.sh), keep per platform
 # the console log, KTAP and summary under $RESULTS, print a table and end
-# with "N passed, N failed, N skipped".  Exits non-zero on any failure.
+# with "N passed, N failed, N skipped".  Exits non-zero on any failure, and
+# where a platform ran no test (every one SKIPped).
 # DEBUG=1 boots the debug kernel (configs/debug.config) and says so.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -79,6 +80,11 @@ for p in $PLATFORMS; do
 		printf '%s\tplatform-start\tfail\t-\t-\n' "$p" >"$dir/rows.tsv"
 	fi
 	cat "$dir/rows.tsv" >>"$rows"
+	why=$(no_test_ran "$dir/rows.tsv" "$dir/ktap")
+	if [ -n "$why" ]; then
+		printf '%s\tno-test-ran\tfail\t-\t%s\n' "$p" "$why" >>"$rows"
+		echo "NOT TESTED: $p on KERNEL=$KERNEL: $why"
+	fi
 	[ -f "$dir/ktap" ] || continue
 	grep -E '^(not ok|# )' "$dir/ktap" | grep -v '^# platform' | sed "s/^/  $p: /" || true
 done

@@ -67,6 +67,12 @@ fi
 echo "At $commit ($(date -u '+%Y-%m-%d')), Linux ${versions#, }: $tp passed," \
 	"$tf failed, $ts skipped ($what)."
 echo
+# a run that proved no fastpath point (each-kernel.sh) says so here too
+if [ -f "$top/run.nopath" ]; then
+	echo "**No path proved**: every fastpath point (\": path\") of this make run SKIPped;"
+	echo "it checked delivery only (docs/platforms.md)."
+	echo
+fi
 
 # make run, platform x kernel: tests passed/failed/skipped (expected
 # failures count as passed; the rows suite-completed and guest-kernel-clean
