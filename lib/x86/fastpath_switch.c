@@ -37,12 +37,14 @@ static int restore_to = -1;
 static void switch_put_back(void)
 {
 	int fd = open(SWITCH_PATH, O_WRONLY);
+	ssize_t written;
 
 	if (fd < 0)
 		return;
-	if (write(fd, restore_to ? "Y" : "N", 1) != 1)
-		fd = -fd;
-	close(fd < 0 ? -fd : fd);
+	/* A failed write is past help in a signal handler. */
+	written = write(fd, restore_to ? "Y" : "N", 1);
+	close(fd);
+	(void)written;
 }
 
 static void put_back_and_die(int sig)
