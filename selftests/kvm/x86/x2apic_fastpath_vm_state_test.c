@@ -229,7 +229,6 @@ static void run_write(const struct vm_state *s, const struct ipi_vm_apics *vm,
 	bool nmi = is_nmi(icr);
 	unsigned int disagree, i;
 	char text[128], got_s[160], want_s[160], name[128];
-	const char *why;
 
 	icr_format(icr, text, sizeof(text));
 	TEST_ASSERT(e.fate == IPI_FATE_EACH || e.fate == IPI_FATE_ONE_OF,
@@ -247,12 +246,7 @@ static void run_write(const struct vm_state *s, const struct ipi_vm_apics *vm,
 	}
 
 	snprintf(name, sizeof(name), "%s: %s: path", s->name, k->name);
-	why = ipi_path_unprovable(&platform, have_stat);
-	disagree = !why && hits != (u64)want_hits;
-	if (disagree)
-		ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
-	ksft_test_result_code(why ? KSFT_SKIP : hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
-			      name, why ? "%s" : NULL, why);
+	disagree = ipi_path_result(&platform, have_stat, hits, want_hits, name, NULL);
 	/* One line per write, for tables and pictures. */
 	ksft_print_msg("vm-state path: %s: %s: %lu of 1 fast, %u disagree with %s\n",
 		       s->name, k->name, hits, disagree, ICR_FASTPATH_RULE);
