@@ -77,6 +77,11 @@ BEGIN {
 	sub(/^.*@@ /, "", line)
 }
 
+# suite.sh ends each test's output with a newline of its own, so that RC
+# starts a line even after a test's last line without one: the empty line
+# this adds otherwise is nobody's output
+line == "" { next }
+
 line ~ /^CAPS / { caps = substr(line, 6); next }
 line ~ /^KERNEL-LOG unreadable: / { klog_unread = substr(line, 24); next }
 line ~ /^TIMEOUT/ { timeout = line; next }

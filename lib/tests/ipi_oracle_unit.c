@@ -218,6 +218,9 @@ static const enum ipi_apic_state one_sw_off[] = {
 	IPI_APIC_X2APIC, IPI_APIC_X2APIC, IPI_APIC_X2APIC, IPI_APIC_SW_DISABLED };
 static const enum ipi_apic_state one_xapic_ldr0[] = {
 	IPI_APIC_X2APIC, IPI_APIC_X2APIC, IPI_APIC_X2APIC, IPI_APIC_XAPIC_LDR0 };
+/* vCPU 3's xAPIC ID: vCPU 1's x2APIC ID, or one that no vCPU has. */
+static const u8 xapic_id_aliased[] = { 0, 1, 16, 1 };
+static const u8 xapic_id_moved[] = { 0, 1, 16, 5 };
 
 struct vm_case {
 	const char *what;
@@ -257,6 +260,31 @@ static const struct vm_case vm_cases[] = {
 	  LOWEST | ASSERT | LOGICAL | DEST(0x10003) | 0x40, FD, IPI_FATE_ONE_OF, 0x4, 0 },
 	{ "one software-disabled: lowest-priority to it alone, nobody", one_sw_off,
 	  LOWEST | ASSERT | LOGICAL | DEST(0x10002) | 0x40, FD, IPI_FATE_EACH, 0, 0 },
+};
+
+/* vCPU 3 in xAPIC mode with LDR 0, with the xAPIC IDs given. */
+struct xapic_id_case {
+	const u8 *xapic_ids;
+	struct vm_case c;
+};
+
+static const struct xapic_id_case xapic_id_cases[] = {
+	{ xapic_id_aliased, { "aliases a peer's: fixed physical to it slow, the peer takes it",
+	  one_xapic_ldr0, FIXED | ASSERT | DEST(1) | 0x40, ST, IPI_FATE_EACH, 0x2, 0x8 } },
+	{ xapic_id_aliased, { "aliases a peer's: fixed logical slow", one_xapic_ldr0,
+	  FIXED | ASSERT | LOGICAL | DEST(0x2) | 0x40, 0, IPI_FATE_EACH, 0x2, 0 } },
+	{ xapic_id_aliased, { "aliases a peer's: nmi physical to another slow",
+	  one_xapic_ldr0, NMI | ASSERT | DEST(16), 0, IPI_FATE_EACH, 0x4, 0 } },
+	{ xapic_id_aliased, { "aliases a peer's: physical to its x2APIC ID, unchecked",
+	  one_xapic_ldr0, FIXED | ASSERT | DEST(17) | 0x40, ST, IPI_FATE_EACH, 0, 0x8 } },
+	{ xapic_id_aliased, { "aliases a peer's: self stays fast", one_xapic_ldr0,
+	  FIXED | ASSERT | SH_SELF | 0x40, FD, IPI_FATE_EACH, 0x1, 0 } },
+	{ xapic_id_moved, { "moved, no alias: fixed physical to it stays fast, unchecked",
+	  one_xapic_ldr0, FIXED | ASSERT | DEST(5) | 0x40, ST | FD, IPI_FATE_EACH, 0, 0x8 } },
+	{ xapic_id_moved, { "moved, no alias: fixed physical to a peer stays fast",
+	  one_xapic_ldr0, FIXED | ASSERT | DEST(1) | 0x40, ST | FD, IPI_FATE_EACH, 0x2, 0 } },
+	{ xapic_id_moved, { "moved, no alias: fixed logical stays fast", one_xapic_ldr0,
+	  FIXED | ASSERT | LOGICAL | DEST(0x2) | 0x40, FD, IPI_FATE_EACH, 0x2, 0 } },
 };
 
 static bool same_expectation(const struct ipi_expectation *a,
@@ -320,16 +348,24 @@ static const struct pmu_case pmu_cases[] = {
 
 #endif
 
-/* @c written by vCPU @sender while the vCPUs of @pmu count instructions. */
-static bool check_vm(const struct vm_case *c, const bool *pmu, unsigned int sender)
+/*
+ * @c written by vCPU @sender while the vCPUs of @pmu count instructions,
+ * those in xAPIC mode with the IDs @xapic_ids.
+ */
+static bool check_vm(const struct vm_case *c, const bool *pmu, unsigned int sender,
+		     const u8 *xapic_ids)
 {
 	const struct ipi_vm_apics vm = {
 		.nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic,
+		.xapic_ids = xapic_ids,
 #ifdef KVM_FASTPATH_VPMU_GATE
 		.pmu_counts_instructions = pmu,
 #endif
 	};
-	const struct ipi_vm_apics no_pmu = { .nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic };
+	const struct ipi_vm_apics no_pmu = {
+		.nr_vcpus = NR_VCPUS, .x2apic_ids = ids, .apic = c->apic,
+		.xapic_ids = xapic_ids,
+	};
 	struct ipi_expectation e = ipi_expect_in(c->icr, sender, &vm);
 	struct ipi_expectation e_no_pmu = ipi_expect_in(c->icr, sender, &no_pmu);
 	const struct ipi_platform live = { .fastpath_live = true };
@@ -358,7 +394,12 @@ static bool check_vm(const struct vm_case *c, const bool *pmu, unsigned int send
 
 static void check_vm_case(const struct vm_case *c)
 {
-	report(check_vm(c, NULL, 0), "vm state: ", c->what);
+	report(check_vm(c, NULL, 0, NULL), "vm state: ", c->what);
+}
+
+static void check_xapic_id_case(const struct xapic_id_case *c)
+{
+	report(check_vm(&c->c, NULL, 0, c->xapic_ids), "vm state: xAPIC ID ", c->c.what);
 }
 
 #ifdef KVM_FASTPATH_VPMU_GATE
@@ -369,7 +410,7 @@ static void check_pmu_case(const struct pmu_case *c)
 		.fate = c->fate, .targets = c->targets,
 	};
 
-	report(check_vm(&vm_case, c->pmu, c->sender), "vpmu: ", c->what);
+	report(check_vm(&vm_case, c->pmu, c->sender, NULL), "vpmu: ", c->what);
 }
 #endif
 
@@ -532,6 +573,7 @@ int main(void)
 	unsigned int nr_xapic = sizeof(xapic_cases) / sizeof(xapic_cases[0]);
 	unsigned int nr_formats = sizeof(formats) / sizeof(formats[0]);
 	unsigned int nr_vm = sizeof(vm_cases) / sizeof(vm_cases[0]);
+	unsigned int nr_xapic_id = ARRAY_LEN(xapic_id_cases);
 #ifdef KVM_FASTPATH_VPMU_GATE
 	unsigned int nr_pmu = sizeof(pmu_cases) / sizeof(pmu_cases[0]);
 #else
@@ -546,7 +588,7 @@ int main(void)
 	unsigned int i;
 
 	printf("TAP version 13\n# the rule of %s\n1..%u\n", RULE_NAME,
-	       nr_cases + nr_xapic + nr_formats + nr_vm + nr_pmu + nr_receipts + nr_pv + 3);
+	       nr_cases + nr_xapic + nr_formats + nr_vm + nr_xapic_id + nr_pmu + nr_receipts + nr_pv + 3);
 	for (i = 0; i < nr_cases; i++)
 		check_case(&cases[i]);
 	for (i = 0; i < nr_xapic; i++)
@@ -555,6 +597,8 @@ int main(void)
 		check_format(&formats[i]);
 	for (i = 0; i < nr_vm; i++)
 		check_vm_case(&vm_cases[i]);
+	for (i = 0; i < nr_xapic_id; i++)
+		check_xapic_id_case(&xapic_id_cases[i]);
 #ifdef KVM_FASTPATH_VPMU_GATE
 	for (i = 0; i < nr_pmu; i++)
 		check_pmu_case(&pmu_cases[i]);

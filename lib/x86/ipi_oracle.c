@@ -79,6 +79,23 @@ static enum ipi_apic_state apic_state_of(const struct ipi_vm_apics *vm, unsigned
 }
 #endif
 
+#ifdef KVM_IPI_VM_STATE
+static bool apic_in_xapic_mode(const struct ipi_vm_apics *vm, unsigned int i)
+{
+	enum ipi_apic_state s = apic_state_of(vm, i);
+
+	return s == IPI_APIC_XAPIC || s == IPI_APIC_XAPIC_LDR0;
+}
+
+/* vCPU @i's physical APIC ID: in xAPIC mode, its xAPIC ID. */
+static u32 apic_id_of(const struct ipi_vm_apics *vm, unsigned int i)
+{
+	if (apic_in_xapic_mode(vm, i) && vm->xapic_ids)
+		return vm->xapic_ids[i];
+	return vm->x2apic_ids[i];
+}
+#endif
+
 #ifdef KVM_FASTPATH_SINGLE_TARGET
 /*
  * This kernel's fastpath takes a fixed IPI to one physical destination,
@@ -115,6 +132,26 @@ static bool pmu_counts_instructions(const struct ipi_vm_apics *vm, unsigned int 
 }
 #endif
 
+#ifdef KVM_IPI_VM_STATE
+/*
+ * The map holds one APIC per physical ID: there is none while two APICs
+ * that are not hardware-disabled have one ID (an xAPIC one's ID aliasing
+ * another's), and only self-IPIs go without it.
+ */
+static bool apic_map_exists(const struct ipi_vm_apics *vm)
+{
+	unsigned int i, j;
+
+	for (i = 0; vm && i < vm->nr_vcpus; i++)
+		for (j = 0; j < i; j++)
+			if (apic_state_of(vm, i) != IPI_APIC_HW_DISABLED &&
+			    apic_state_of(vm, j) != IPI_APIC_HW_DISABLED &&
+			    apic_id_of(vm, i) == apic_id_of(vm, j))
+				return false;
+	return true;
+}
+#endif
+
 /*
  * This kernel's fastpath takes any IPI it can deliver through its map of the
  * VM's APICs: to self, or to the destination field unless that is the
@@ -136,6 +173,10 @@ static bool rule_takes(const struct icr_fields *icr, unsigned int sender,
 		return true;
 	if (icr->shorthand != ICR_SH_NONE || icr->dest == X2APIC_BROADCAST)
 		return false;
+#ifdef KVM_IPI_VM_STATE
+	if (!apic_map_exists(vm))
+		return false;
+#endif
 	return !icr->logical || logical_map_usable(vm);
 }
 #endif
@@ -383,6 +424,9 @@ struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 			break;
 		case IPI_APIC_XAPIC:
 		case IPI_APIC_XAPIC_LDR0:
+			if (icr.shorthand == ICR_SH_NONE && !icr.logical &&
+			    icr.dest == apic_id_of(vm, i))
+				e.unchecked |= bit;
 			e.unchecked |= e.targets & bit;
 			e.targets &= ~bit;
 			break;

@@ -119,6 +119,9 @@ struct ipi_vm_apics {
 	unsigned int nr_vcpus;
 	const u32 *x2apic_ids;
 	const enum ipi_apic_state *apic;	/* NULL: all IPI_APIC_X2APIC */
+#ifdef KVM_IPI_VM_STATE
+	const u8 *xapic_ids;	/* the ID of each in xAPIC mode; NULL: its x2APIC ID */
+#endif
 #ifdef KVM_FASTPATH_VPMU_GATE
 	const bool *pmu_counts_instructions;	/* NULL: none counts */
 #endif
@@ -222,8 +225,11 @@ struct ipi_expectation ipi_expect_pv_send(u64 icr, u64 bitmap_low,
  *    (SDM, "Local APIC State After It Has Been Software Disabled").
  *  - The SDM says nothing of an x2APIC sender's IPI to an APIC in xAPIC
  *    mode (the x2APIC specification puts all APICs in one mode): such a
- *    target is in .unchecked, and the path is checked all the same.  Tests
- *    send no lowest-priority IPI whose candidates include it.
+ *    target, named by its x2APIC ID or, physically, by its xAPIC ID, is in
+ *    .unchecked, and the path is checked all the same.  Tests send no
+ *    lowest-priority IPI whose candidates include it.
+ *  - Every APIC whose ID the physical destination names accepts (SDM,
+ *    "Physical Destination Mode"), also where another APIC has the ID.
  */
 struct ipi_expectation ipi_expect_in(u64 raw, unsigned int sender,
 				     const struct ipi_vm_apics *vm);

@@ -52,6 +52,31 @@ static inline u64 ipi_fastpath_hits(struct kvm_vcpu *vcpu, bool have_stat)
 	return have_stat ? vcpu_get_stat(vcpu, x2apic_icr_fastpath_writes) : 0;
 }
 
+#ifdef KVM_IPI_PATH_RESULT
+/*
+ * The KTAP result @name of a path check: the sender's stat rose by @hits
+ * where the tree's rule wants @want.  A SKIP that says why where no path
+ * can be proved here; a failure prints "@what: fastpath +hits, want +want"
+ * first (@what is @name if NULL).  Returns true on a failure.  Inline: the
+ * KTAP counts are the test's own (kselftest.h keeps them per file).
+ */
+static inline bool ipi_path_result(const struct ipi_platform *p, bool have_stat,
+				   u64 hits, u64 want, const char *name,
+				   const char *what)
+{
+	const char *why = ipi_path_unprovable(p, have_stat);
+
+	if (why) {
+		ksft_test_result_code(KSFT_SKIP, name, "%s", why);
+		return false;
+	}
+	if (hits != want)
+		ksft_print_msg("%s: fastpath +%lu, want +%lu\n", what ?: name, hits, want);
+	ksft_test_result_code(hits == want ? KSFT_PASS : KSFT_FAIL, name, NULL);
+	return hits != want;
+}
+#endif
+
 #ifdef KVM_IPI_XAPIC
 /* A KTAP result code (KSFT_*) and, unless it is a pass or a failure, why. */
 struct ipi_verdict {

@@ -94,17 +94,6 @@ static int run_to_sync(struct kvm_vcpu *vcpu, u64 want_icr)
 	return icr_exits;
 }
 
-static void report_path(const char *name, const struct ipi_platform *p,
-			bool have_stat, u64 hits, int want_hits)
-{
-	const char *why = ipi_path_unprovable(p, have_stat);
-
-	if (!why && hits != (u64)want_hits)
-		ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
-	ksft_test_result_code(why ? KSFT_SKIP : hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
-			      name, why ? "%s" : NULL, why);
-}
-
 static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 {
 	bool lapic = f->irqchip != X86_IRQCHIP_NONE;
@@ -149,8 +138,8 @@ static void test_flavour(const struct flavour *f, const struct ipi_platform *p)
 				 lapic ? "pending at the target" : "exits to userspace");
 
 		snprintf(name, sizeof(name), "%s, %s: path", f->name, c->name);
-		report_path(name, p, have_stat, ipi_fastpath_hits(sender, have_stat) - before,
-			    want_hits);
+		ipi_path_result(p, have_stat, ipi_fastpath_hits(sender, have_stat) - before,
+				want_hits, name, NULL);
 	}
 
 	kvm_vm_free(vm);

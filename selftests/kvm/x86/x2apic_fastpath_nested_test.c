@@ -113,7 +113,6 @@ int main(void)
 	bool have_stat;
 	struct ucall uc;
 	char desc[192], name[96];
-	const char *why;
 	int r;
 
 	TEST_REQUIRE(kvm_cpu_has(X86_FEATURE_VMX) || kvm_cpu_has(X86_FEATURE_SVM));
@@ -156,12 +155,7 @@ int main(void)
 				       rd->vector, RECEIVER_ID);
 		ksft_test_result(got, "%s: delivered\n", rd->name);
 		snprintf(name, sizeof(name), "%s: path", rd->name);
-		why = ipi_path_unprovable(&platform, have_stat);
-		if (!why && hits != (u64)want_hits)
-			ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
-		ksft_test_result_code(why ? KSFT_SKIP :
-				      hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
-				      name, why ? "%s" : NULL, why);
+		ipi_path_result(&platform, have_stat, hits, want_hits, name, NULL);
 	}
 
 	vcpu_run_within(l1, WAIT_SECONDS);

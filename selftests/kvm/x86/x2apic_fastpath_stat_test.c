@@ -154,7 +154,6 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	u32 want_irqs = irqs + !!(e.targets & (1 << 1));
 	u64 hits;
 	char text[128], name[96];
-	const char *why;
 	bool delivered;
 
 	TEST_ASSERT(e.fate == IPI_FATE_EACH, "case '%s' must have a defined outcome", c->name);
@@ -172,11 +171,7 @@ static void run_case(const struct stat_case *c, const struct ipi_platform *p)
 	ksft_test_result(delivered && read_guest_u32(&receiver_irqs) == want_irqs, "%s\n", name);
 
 	snprintf(name, sizeof(name), "%s: path", c->name);
-	why = ipi_path_unprovable(p, have_stat);
-	if (!why && hits != (u64)want_hits)
-		ksft_print_msg("%s: fastpath +%lu, want +%d\n", text, hits, want_hits);
-	ksft_test_result_code(why ? KSFT_SKIP : hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
-			      name, why ? "%s" : NULL, why);
+	ipi_path_result(p, have_stat, hits, want_hits, name, text);
 }
 
 #ifdef KVM_FASTPATH_STAT_CHECKS

@@ -564,7 +564,6 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 	u64 halts, wakeups;
 	struct timespec t0, t1;
 	bool have_stat, finished;
-	const char *why;
 	struct kvm_vm *vm;
 	char name[96];
 	int want_hits;
@@ -689,12 +688,7 @@ static void run_case(const struct ipi_case *c, const struct ipi_platform *pf)
 
 		snprintf(name, sizeof(name), "%s: path", c->name);
 		want_hits = icr_expected_fastpath_hits(c->icr, pf) > 0 ? sent : 0;
-		why = ipi_path_unprovable(pf, have_stat);
-		if (!why && hits != (u64)want_hits)
-			ksft_print_msg("%s: fastpath +%lu, want +%d\n", name, hits, want_hits);
-		ksft_test_result_code(why ? KSFT_SKIP :
-				      hits == (u64)want_hits ? KSFT_PASS : KSFT_FAIL,
-				      name, why ? "%s" : NULL, why);
+		ipi_path_result(pf, have_stat, hits, want_hits, name, NULL);
 	}
 	for (i = 0; i < NR_VCPUS; i++)
 		vcpu_thread_join(&ctl[i]);
