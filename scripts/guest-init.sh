@@ -11,13 +11,70 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
 chmod 1777 /tmp
-# as a distribution's kvm group does: the "@nonroot" runs use KVM, not root
-chmod 0666 /dev/kvm 2>/dev/null
 # devtmpfs has no /dev/std* links; the kselftest runner writes to /dev/stdout
 ln -sf /proc/self/fd /dev/fd
 ln -sf /proc/self/fd/0 /dev/stdin
 ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
+
+# module_params MODULE [WORD...]: the MODULE.NAME=VALUE words of the
+# kernel command line and of WORDs (kvm, kvm_intel, kvm_amd; "-" for "_"
+# too), as NAME=VALUE.  The kernel sets a built-in's parameters from its
+# command line, but gives a module loaded later none of them (kmod's
+# modprobe reads /proc/cmdline for it, insmod does not): the platforms and
+# the mutants' "Cmdline: " lines keep saying kvm_amd.nrips=0 and the like,
+# for either.
+module_params() {
+	mod=$1
+	shift
+	for w in $(cat /proc/cmdline) "$@"; do
+		m=${w%%.*}
+		[ "$m" != "$w" ] || continue
+		[ "$(echo "$m" | tr - _)" = "$mod" ] && echo "${w#*.}"
+	done
+}
+
+# load_kvm DIR [WORD...]: KVM's modules from DIR (scripts/kernel.sh packs
+# them, platform.sh appends them to the initramfs): kvm.ko, then the
+# vendor's that this CPU can run, each with its parameters (module_params),
+# after the modules they need; fails when one does not load.  No module (a kernel with KVM built in):
+# nothing to do.
+load_kvm() {
+	dir=$1
+	shift
+	[ -f "$dir/kvm.ko" ] || return 0
+	vendor=
+	if grep -qw vmx /proc/cpuinfo; then
+		vendor=kvm-intel
+	elif grep -qw svm /proc/cpuinfo; then
+		vendor=kvm-amd
+	fi
+	# what KVM needs (irqbypass.ko) first
+	for f in "$dir"/*.ko; do
+		m=${f##*/}
+		m=${m%.ko}
+		case $m in kvm | kvm-intel | kvm-amd) continue ;; esac
+		[ ! -d "/sys/module/$(echo "$m" | tr - _)" ] || continue
+		echo "<5>kvmipi: insmod $f" >/dev/kmsg
+		insmod "$f" || return 1
+	done
+	for m in kvm $vendor; do
+		params=$(module_params "$(echo "$m" | tr - _)" "$@" | tr '\n' ' ')
+		echo "<5>kvmipi: insmod $dir/$m.ko ${params% }" >/dev/kmsg
+		# shellcheck disable=SC2086 # the parameters are words
+		insmod "$dir/$m.ko" $params || return 1
+	done
+	# as a distribution's kvm group does: the "@nonroot" runs use KVM, not root
+	chmod 0666 /dev/kvm 2>/dev/null
+	return 0
+}
+
+# run_suite LIST: the suite on LIST, its lines to the console
+run_suite() {
+	sh /suite.sh /tests "${limit:-300}" "$1" 2>&1 | while IFS= read -r line; do
+		echo "<5>@@ $line" >/dev/kmsg
+	done
+}
 
 limit=$(sed -n 's/.*kvmipi.timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
 # make mutants: no more tests after the first failure (suite.sh)
@@ -47,27 +104,31 @@ if grep -qw kvmipi.poll_idle /proc/cmdline; then
 	echo "<5>kvmipi: $n tests with a polling safe_halt()" >/dev/kmsg
 fi
 
+# filter_list LIST OUT: LIST as this platform runs it, in OUT: the runs
+# as a user without root only where the platform asks (platform.sh); less
+# kvmipi.left_out=A,B (platform.sh, scripts/left-out), tests this platform
+# cannot run at all, out of the list and the runner's line
+filter_list() {
+	if grep -qw kvmipi.nonroot /proc/cmdline; then
+		cp "$1" "$2"
+	else
+		grep -v ' @nonroot$' "$1" >"$2"
+	fi
+	for t in $(sed -n 's/.*kvmipi.left_out=\([a-z0-9_,]*\).*/\1/p' /proc/cmdline | tr , ' '); do
+		sed -e "/^kvm\/$t\( \|\$\)/d" -e "s/ -t kvm:$t\( \|\$\)/\1/" "$2" >"$2.new"
+		mv "$2.new" "$2"
+		echo "<5>kvmipi: $t left out on this platform (scripts/left-out)" >/dev/kmsg
+	done
+}
+
 # the run list: kvmipi.list=NAME on the two-CPU platforms
 list=$(sed -n 's/.*kvmipi.list=\([-a-z0-9.]*\).*/\1/p' /proc/cmdline)
-
-list=/tests/${list:-tests.list}
-# the runs as a user without root only where the platform asks (platform.sh)
-if ! grep -qw kvmipi.nonroot /proc/cmdline; then
-	grep -v ' @nonroot$' "$list" >/tmp/tests.list
-	list=/tmp/tests.list
+filter_list "/tests/${list:-tests.list}" /tmp/tests.list
+if load_kvm /lib/kvm; then
+	run_suite /tmp/tests.list
+else
+	# no END: the run fails (suite-completed), every test with no result
+	echo "<3>kvmipi: KVM's modules did not load: no test runs" >/dev/kmsg
 fi
-
-# kvmipi.left_out=A,B (platform.sh, scripts/left-out): tests this platform
-# cannot run at all, out of the list and the runner's line
-for t in $(sed -n 's/.*kvmipi.left_out=\([a-z0-9_,]*\).*/\1/p' /proc/cmdline | tr , ' '); do
-	sed -e "/^kvm\/$t\( \|\$\)/d" -e "s/ -t kvm:$t\( \|\$\)/\1/" "$list" >/tmp/tests.list.new
-	mv /tmp/tests.list.new /tmp/tests.list.left
-	list=/tmp/tests.list.left
-	echo "<5>kvmipi: $t left out on this platform (scripts/left-out)" >/dev/kmsg
-done
-
-sh /suite.sh /tests "${limit:-300}" "$list" 2>&1 | while IFS= read -r line; do
-	echo "<5>@@ $line" >/dev/kmsg
-done
 sync
 poweroff -f

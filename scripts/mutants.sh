@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Prove the suite's power: build the kernel with each historical fastpath
-# mistake put back (mutants/*.patch, applied on top of the series), run the
+# Prove the suite's power: build KVM's modules with each historical fastpath
+# mistake put back (mutants/*.patch, applied on top of the series; a patch
+# of KVM's sources alone keeps the series' kernel, kernel.sh), run the
 # path-checking tests where the fastpath is live, and report each mutant as
 # caught (a test failed, naming the combinations) or missed.  A mutant of
 # vendor code names its platform on a "Platforms: " line (bochs-vmx or

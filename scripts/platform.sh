@@ -105,6 +105,14 @@ bochs-svm)
 	[ ! -f "$INITRAMFS.poll-idle" ] || INITRD_MORE=$INITRAMFS.poll-idle ;;
 *-stock) CMDLINE="$CMDLINE kvmipi.list=tests-stock.list" BZIMAGE=$STOCK_BZIMAGE ;;
 esac
+# The kernel's KVM modules (KVM is a module: configs/testbed.config), in an
+# archive appended to the initramfs: the guest loads them before the suite
+# (guest-init.sh), with the kvm.*, kvm_intel.* and kvm_amd.* parameters of
+# the command line.  KVM_MODULES=ARCHIVE: another set (kernel.sh's
+# pack_kvm_modules) for this kernel.
+KVM_MODULES=${KVM_MODULES:-$(kvm_modules_of "$BZIMAGE")}
+[ "$platform" = host ] || [ -f "$KVM_MODULES" ] ||
+	die "$KVM_MODULES missing: the KVM modules of $BZIMAGE (run make kernel)"
 
 # A test that a platform defect keeps off this platform altogether
 # (scripts/left-out, with the evidence): the guest leaves it out of its list.
@@ -120,7 +128,8 @@ if [[ " $CMDLINE " == *" kvmipi.stop_on_failure "* ]]; then
 fi
 
 mkdir -p "$out"
-rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator "$out"/tests.list
+rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator "$out"/tests.list \
+	"$out"/initrd
 
 emu_pid=
 cleanup() {
@@ -180,8 +189,9 @@ watch_emulator() {
 run_qemu() {
 	local qemu=$1 accel=$2 cpu=$3 smp=$4
 	"$qemu" --version | head -1 >"$out/emulator"
+	cat "$INITRAMFS" ${INITRD_MORE:+"$INITRD_MORE"} "$KVM_MODULES" >"$out/initrd"
 	watch_emulator "$qemu" -accel "$accel" -cpu "$cpu" -smp "$smp" \
-		-m "$MEM" -kernel "$BZIMAGE" -initrd "$INITRAMFS" \
+		-m "$MEM" -kernel "$BZIMAGE" -initrd "$out/initrd" \
 		-append "$CMDLINE" -display none -monitor none -no-reboot \
 		-serial "file:$out/console.log"
 }
@@ -197,7 +207,7 @@ make_iso() {
 	mkdir -p "$iso_root/isolinux"
 	cp "$isolinux" "$ldlinux" "$iso_root/isolinux/"
 	cp "$BZIMAGE" "$iso_root/bzImage"
-	cat "$INITRAMFS" ${INITRD_MORE:+"$INITRD_MORE"} >"$iso_root/initrd"
+	cat "$INITRAMFS" ${INITRD_MORE:+"$INITRD_MORE"} "$KVM_MODULES" >"$iso_root/initrd"
 	printf 'default kvmipi\nprompt 0\nlabel kvmipi\n  kernel /bzImage\n  append initrd=/initrd %s\n' \
 		"$CMDLINE$BOCHS_CMDLINE" >"$iso_root/isolinux/isolinux.cfg"
 	xorriso -as mkisofs -quiet -o "$out/boot.iso" -b isolinux/isolinux.bin \
