@@ -49,7 +49,7 @@ load_kvm() {
 	elif grep -qw svm /proc/cpuinfo; then
 		vendor=kvm-amd
 	fi
-	# what KVM needs (irqbypass.ko) first
+	# what KVM needs (irqbypass.ko) first, once: it stays across sets
 	for f in "$dir"/*.ko; do
 		m=${f##*/}
 		m=${m%.ko}
@@ -67,6 +67,21 @@ load_kvm() {
 	# as a distribution's kvm group does: the "@nonroot" runs use KVM, not root
 	chmod 0666 /dev/kvm 2>/dev/null
 	return 0
+}
+
+# unload_kvm: KVM's modules out, the vendor's first; fails when one stays
+# (a VM not yet torn down holds kvm.ko for a moment: a few tries)
+unload_kvm() {
+	for m in kvm_intel kvm_amd kvm; do
+		tries=0
+		while [ -d "/sys/module/$m" ]; do
+			rmmod "$m" 2>/dev/null && break
+			tries=$((tries + 1))
+			[ "$tries" -lt 10 ] || return 1
+			sleep 1
+		done
+	done
+	echo "<5>kvmipi: KVM's modules unloaded" >/dev/kmsg
 }
 
 # run_suite LIST: the suite on LIST, its lines to the console
@@ -121,14 +136,33 @@ filter_list() {
 	done
 }
 
-# the run list: kvmipi.list=NAME on the two-CPU platforms
-list=$(sed -n 's/.*kvmipi.list=\([-a-z0-9.]*\).*/\1/p' /proc/cmdline)
-filter_list "/tests/${list:-tests.list}" /tmp/tests.list
-if load_kvm /lib/kvm; then
-	run_suite /tmp/tests.list
+if [ -f /kvm/sets ]; then
+	# Several KVMs in one boot (scripts/mutants.sh): for each set named in
+	# /kvm/sets, in turn, KVM unloaded, the set's modules loaded with its
+	# parameters (/kvm/NAME/params, as "kvm_amd.nrips=0"), and its list
+	# run, between "SET NAME" and the suite's END.  A set that cannot be
+	# loaded, or a KVM that cannot be unloaded, ends the boot: the sets
+	# after it go to another.
+	while read -r name <&3; do
+		echo "<5>@@ SET $name" >/dev/kmsg
+		unload_kvm || { echo "<3>kvmipi: KVM's modules do not unload: the boot ends" >/dev/kmsg; break; }
+		# shellcheck disable=SC2046 # the parameters are words
+		load_kvm "/kvm/$name/lib/kvm" $(cat "/kvm/$name/params" 2>/dev/null) ||
+			{ echo "<3>kvmipi: set $name did not load: no test runs" >/dev/kmsg; break; }
+		filter_list "/kvm/$name/tests.list" "/tmp/$name.list"
+		run_suite "/tmp/$name.list"
+	done 3</kvm/sets
+	echo "<5>@@ SETS-END" >/dev/kmsg
 else
-	# no END: the run fails (suite-completed), every test with no result
-	echo "<3>kvmipi: KVM's modules did not load: no test runs" >/dev/kmsg
+	# the run list: kvmipi.list=NAME on the two-CPU platforms
+	list=$(sed -n 's/.*kvmipi.list=\([-a-z0-9.]*\).*/\1/p' /proc/cmdline)
+	filter_list "/tests/${list:-tests.list}" /tmp/tests.list
+	if load_kvm /lib/kvm; then
+		run_suite /tmp/tests.list
+	else
+		# no END: the run fails (suite-completed), every test with no result
+		echo "<3>kvmipi: KVM's modules did not load: no test runs" >/dev/kmsg
+	fi
 fi
 sync
 poweroff -f

@@ -150,8 +150,13 @@ trap 'cleanup; exit 130' INT TERM
 
 # Start "$@" in its own process group and watch the console until the suite
 # ends, the guest kernel panics, the emulator exits or the limit passes.
+# KVM_SETS=1 (a boot of several mutants' KVMs, scripts/mutants.sh): each
+# set's suite ends with END, the boot with SETS-END, and the wall-clock
+# limit counts again from each set's start ("@@ SET NAME").
 watch_emulator() {
-	local limit=${LIMIT[$platform]} start=$SECONDS ended=
+	local limit=${LIMIT[$platform]} start=$SECONDS since=$SECONDS ended= sets=0 n
+	local endpat='@@ END|Kernel panic'
+	[ -z "${KVM_SETS:-}" ] || endpat='@@ SETS-END|Kernel panic'
 
 	# The wrapper shell reports the emulator's status into the log (Bochs
 	# 2.7 segfaults in its own exit path after a clean power-off).
@@ -167,14 +172,18 @@ watch_emulator() {
 		if grep -qE 'reboot: (Power down|Restarting)' "$out/console.log" 2>/dev/null; then
 			break
 		fi
-		if [ -z "$ended" ] && grep -qE '@@ END|Kernel panic' "$out/console.log" 2>/dev/null; then
+		if [ -z "$ended" ] && grep -qE "$endpat" "$out/console.log" 2>/dev/null; then
 			ended=$SECONDS
 		fi
 		# give a finished or panicked guest a moment to flush and power off
 		if [ -n "$ended" ] && [ $((SECONDS - ended)) -ge 10 ]; then
 			break
 		fi
-		if [ $((SECONDS - start)) -ge "$limit" ]; then
+		if [ -n "${KVM_SETS:-}" ]; then
+			n=$(grep -ac '@@ SET ' "$out/console.log" 2>/dev/null) || true
+			[ "${n:-0}" -le "$sets" ] || { sets=$n; since=$SECONDS; }
+		fi
+		if [ $((SECONDS - since)) -ge "$limit" ]; then
 			echo "@@ TIMEOUT platform limit of ${limit}s reached" >>"$out/console.log"
 			break
 		fi
