@@ -299,7 +299,11 @@ boot_sets() {
 				-f "$TOP/scripts/report.awk" "$d/results/$p/console.log" >"$d/results/$p/ktap"
 			cp "$b/results/$p/wall_seconds" "$d/results/$p/wall_seconds" 2>/dev/null
 			ln -sfn "$b/run.log" "$d/run.log"
-			echo " (one boot for $n mutants)" >"$d/results/$p/shared"
+			if [ "$n" -gt 1 ]; then
+				echo " (one boot for $n mutants)" >"$d/results/$p/shared"
+			else
+				echo " (a boot of its own)" >"$d/results/$p/shared"
+			fi
 			# the KVMs after one that did not end cleanly run again
 			grep -qP '\tsuite-completed\tpass' "$d/results/$p/rows.tsv" &&
 				grep -qP '\tguest-kernel-clean\t(pass|skip)' "$d/results/$p/rows.tsv" ||
