@@ -15,7 +15,9 @@
 # make flakes  RUNS=N runs of each platform's list on one build, counted per
 #              test with every failing point (a measurement, docs/reliability.md)
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
-# make mutants KVM bugs put back, each must be caught; must-pass ones passed
+# make mutants KVM bugs put back, each must be caught; must-pass ones passed;
+#              KVM is a module: up to MUTANTS_PER_BOOT (4) of them share a
+#              boot, each judged apart (docs/testbed.md)
 # make unit    the project's own host-only tests; make help: this text
 # scripts/try.sh TEST.c  one test from its source on one kernel and platform
 #              (docs/testbed.md, "One test alone")

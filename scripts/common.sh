@@ -77,6 +77,11 @@ TESTS_OUT=${TESTS_OUT:-$KB/kselftest}	# installed KVM selftests (run_kselftest.s
 RESULTS=${RESULTS:-$BUILD/results$dbg/$KERNEL}
 BZIMAGE=${BZIMAGE:-$KB/bzImage$dbg$pst}			# what the emulators boot
 INITRAMFS=${INITRAMFS:-$KB/initramfs.cpio}
+# kvm_modules_of BZIMAGE: the archive of that kernel's KVM modules, which
+# kernel.sh writes beside it and the platforms append to the initramfs
+kvm_modules_of() {
+	echo "$1-kvm.cpio"
+}
 TESTS_LIST=${TESTS_LIST:-$TESTS_OUT/tests.list}	# what the guest runs
 # ... on the two-CPU platforms (bochs-*-2cpu): beside TESTS_LIST; where there
 # is none (a mutant's or the bench's own list), TESTS_LIST itself

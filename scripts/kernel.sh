@@ -19,6 +19,14 @@
 # --headers: the patched tree and its UAPI headers, no kernel (the tests
 # for PLATFORMS=host).  --stock: after the kernel, the stock kernel
 # (build/<kernel>/bzImage-stock): the same without the series' KVM patches.
+#
+# KVM is built as modules (configs/testbed.config): beside each bzImage, its
+# set of kvm.ko, kvm-intel.ko and kvm-amd.ko as an initramfs archive,
+# bzImage-kvm.cpio (kvm_modules_of, common.sh), which the platforms append
+# to the initramfs and the guest loads (scripts/guest-init.sh).  A build with
+# EXTRA_PATCHES (a mutant) that touch only KVM's own sources (arch/x86/kvm/,
+# virt/kvm/) rebuilds KVM's modules alone and takes the kernel that the
+# series built (docs/testbed.md, "KVM as modules").
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -264,22 +272,127 @@ kbuild_cc() {
 	fi
 }
 
+# KVM_MODULE_NAMES: KVM's own modules (the guest loads kvm.ko, then its
+# vendor's: guest-init.sh).  The configuration makes what only KVM
+# selects a module too (IRQ_BYPASS_MANAGER: irqbypass.ko, which kvm.ko
+# needs), and other drivers (x86_pkg_temp_thermal.ko), which no test needs.
+KVM_MODULE_NAMES=(kvm kvm-intel kvm-amd)
+
+# module_depends KO: the modules KO needs, its .modinfo's "depends="
+module_depends() {
+	local tmp
+	tmp=$(mktemp)
+	objcopy -O binary --only-section=.modinfo "$1" "$tmp"
+	tr '\0' '\n' <"$tmp" | sed -n 's/^depends=//p' | tr , '\n' | sed '/^$/d'
+	rm -f "$tmp"
+}
+
+# pack_kvm_modules OUT CPIO: KVM's modules of OUT's build and every module
+# they need (their modules.order entries), without their debugging
+# information, as /lib/kvm/*.ko in the initramfs archive CPIO (written
+# only where it changes)
+pack_kvm_modules() {
+	local out=$1 cpio=$2 root=${2%.cpio}.root m d
+	local -A path=()
+	local want=()
+	while read -r m; do
+		m=${m%.o}
+		m=${m%.ko}.ko
+		d=${m##*/}
+		d=${d%.ko}
+		path[${d//-/_}]=$out/$m
+	done <"$out/modules.order"
+	for m in "${KVM_MODULE_NAMES[@]}"; do
+		[ -f "${path[${m//-/_}]:-/nonexistent}" ] ||
+			die "$out/arch/x86/kvm/$m.ko was not built: is KVM a module (configs/testbed.config)?"
+		want+=("${m//-/_}")
+	done
+	rm -rf "$root"
+	mkdir -p "$root/lib/kvm"
+	while [ ${#want[@]} -gt 0 ]; do
+		m=${want[0]}
+		want=("${want[@]:1}")
+		[ ! -f "$root/lib/kvm/${path[$m]##*/}" ] || continue
+		[ -f "${path[$m]:-/nonexistent}" ] || die "KVM needs the module $m, which $out did not build"
+		strip --strip-debug -o "$root/lib/kvm/${path[$m]##*/}" "${path[$m]}"
+		for d in $(module_depends "${path[$m]}"); do
+			want+=("${d//-/_}")
+		done
+	done
+	# the same modules, the same archive: the stock kernel's stamp and a
+	# boot reading it see a change only where there is one
+	find "$root" -exec touch -h -d @0 {} +
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --reproducible --quiet) >"$cpio.tmp"
+	put_file "$cpio.tmp" "$cpio"
+	rm -rf "$root" "$cpio.tmp"
+}
+
+# put_file SRC DEST: DEST as SRC, written only where it differs, and whole
+# (a boot reading DEST meanwhile sees the old file or the new)
+put_file() {
+	cmp -s "$1" "$2" && return 0
+	mkdir -p "$(dirname "$2")"
+	cp "$1" "$2.tmp.$$"
+	mv -f "$2.tmp.$$" "$2"
+}
+
+# What a whole build in $KOUT was built from: the series, the configuration
+# and the source.  A build of KVM's modules alone is right only on top of
+# the series' own.
+series_stamp() {
+	local p
+	{
+		EXTRA_PATCHES='' wanted_patches | while read -r p; do md5sum <"$p"; done
+		cat "$KOUT/.kvmipi-config" "$KTREE/.kvmipi-origin"
+	} | md5sum
+}
+
+# kvm_only PATCH...: do they touch KVM's own sources only (arch/x86/kvm/,
+# virt/kvm/), which nothing outside KVM's modules builds?
+kvm_only() {
+	local f
+	[ $# -gt 0 ] || return 1
+	for f in $(patch_files "$@"); do
+		case $f in
+		arch/x86/kvm/* | virt/kvm/*) ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
 build() {
-	local cc
+	local cc extra=() p
 	need_cmd gcc gcc
 	need_cmd flex flex
 	need_cmd bison bison
 	need_cmd bc bc
+	need_cmd cpio cpio
 	[ -f /usr/include/libelf.h ] || die "libelf.h missing: apt-get install libelf-dev (dnf install elfutils-libelf-devel)"
 	cc=$(kbuild_cc)
 	export CCACHE_BASEDIR=$BUILD
-	say "building bzImage and headers ($JOBS jobs, CC=$cc)"
-	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" bzImage
+	for p in ${EXTRA_PATCHES:-}; do
+		extra+=("$p")
+	done
+	if kvm_only "${extra[@]}" && [ -f "$KOUT/arch/x86/boot/bzImage" ] &&
+	   [ -f "$KOUT/Module.symvers" ] &&
+	   [ "$(cat "$KOUT/.kvmipi-built" 2>/dev/null)" = "$(series_stamp)" ]; then
+		# the kernel is the series' own: KVM's modules alone
+		say "building KVM's modules ($JOBS jobs, CC=$cc): ${extra[*]##*/} touch KVM alone"
+		env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" modules
+	else
+		say "building bzImage, KVM's modules and headers ($JOBS jobs, CC=$cc)"
+		rm -f "$KOUT/.kvmipi-built"
+		env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" bzImage modules
+		# patches of KVM's alone leave the kernel the series' own
+		if [ ${#extra[@]} -eq 0 ] || kvm_only "${extra[@]}"; then
+			series_stamp >"$KOUT/.kvmipi-built"
+		fi
+	fi
 	# a mutant (scripts/mutants.sh) changes no UAPI header: the tests
 	# keep the ones they were built against
-	[ -n "${EXTRA_PATCHES:-}" ] || make -s -C "$KTREE" O="$KOUT" headers >/dev/null
-	mkdir -p "$(dirname "$BZIMAGE")"
-	cp "$KOUT/arch/x86/boot/bzImage" "$BZIMAGE"
+	[ ${#extra[@]} -gt 0 ] || make -s -C "$KTREE" O="$KOUT" headers >/dev/null
+	put_file "$KOUT/arch/x86/boot/bzImage" "$BZIMAGE"
+	pack_kvm_modules "$KOUT" "$(kvm_modules_of "$BZIMAGE")"
 }
 
 # The stock kernel: the tree as built above, without the series' KVM
@@ -317,8 +430,9 @@ build_stock() {
 		fi
 	done < <(wanted_patches)
 	[ ${#kvm[@]} -gt 0 ] || die "--stock: patches/$KERNEL/ has no patch to the kernel itself"
-	want=$( (md5sum <"$BZIMAGE"; cat "${kvm[@]}") | md5sum)
-	if [ -f "$STOCK_BZIMAGE" ] && [ "$(cat "$STOCK/stamp" 2>/dev/null)" = "$want" ]; then
+	want=$( (md5sum <"$BZIMAGE"; md5sum <"$(kvm_modules_of "$BZIMAGE")"; cat "${kvm[@]}") | md5sum)
+	if [ -f "$STOCK_BZIMAGE" ] && [ -f "$(kvm_modules_of "$STOCK_BZIMAGE")" ] &&
+	   [ "$(cat "$STOCK/stamp" 2>/dev/null)" = "$want" ]; then
 		say "stock kernel up to date: $STOCK_BZIMAGE"
 		return
 	fi
@@ -350,10 +464,11 @@ build_stock() {
 	done <"$STOCK/files"
 	cc=$(kbuild_cc)
 	export CCACHE_BASEDIR=$BUILD
-	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$STOCK_OUT" -j"$JOBS" CC="$cc" bzImage
+	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$STOCK_OUT" -j"$JOBS" CC="$cc" bzImage modules
 	restore_stock
 	trap - EXIT INT TERM HUP
-	cp "$STOCK_OUT/arch/x86/boot/bzImage" "$STOCK_BZIMAGE"
+	put_file "$STOCK_OUT/arch/x86/boot/bzImage" "$STOCK_BZIMAGE"
+	pack_kvm_modules "$STOCK_OUT" "$(kvm_modules_of "$STOCK_BZIMAGE")"
 	echo "$want" >"$STOCK/stamp"
 	say "stock kernel ready: $STOCK_BZIMAGE"
 }

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Prove the suite's power: build the kernel with each historical fastpath
-# mistake put back (mutants/*.patch, applied on top of the series), run the
+# Prove the suite's power: build KVM's modules with each historical fastpath
+# mistake put back (mutants/*.patch, applied on top of the series; a patch
+# of KVM's sources alone keeps the series' kernel, kernel.sh), run the
 # path-checking tests where the fastpath is live, and report each mutant as
 # caught (a test failed, naming the combinations) or missed.  A mutant of
 # vendor code names its platform on a "Platforms: " line (bochs-vmx or
@@ -151,6 +152,16 @@ boot_mutant() {
 	BZIMAGE=$dir/bzImage INITRAMFS=$dir/initramfs.cpio TESTS_LIST=$dir/tests.list \
 		EXTRA_CMDLINE="kvmipi.stop_on_failure $(header Cmdline "$patch")" RESULTS=$dir/results \
 		PLATFORMS="$platforms" "$TOP/scripts/run.sh" >"$dir/run.log" 2>&1
+	write_verdict "$patch" "$dir" "$platforms"
+	say "mutant $name: done"
+}
+
+# write_verdict PATCH DIR PLATFORMS: the mutant's verdict from its results
+# on each platform, the "ok" / "not ok" line and the tests' own words, to
+# DIR/verdict
+write_verdict() {
+	local patch=$1 dir=$2 platforms=$3 name p escaped=
+	name=$(basename "$patch" .patch)
 	for p in $platforms; do
 		if must_pass "$patch"; then
 			passes "$dir/results" "$p" || escaped="$escaped $p"
@@ -169,7 +180,7 @@ boot_mutant() {
 			echo "not ok - mutant $name: missed on$escaped (see $dir/run.log)"
 		fi
 		for p in $platforms; do
-			echo "# $p: $(cat "$dir/results/$p/wall_seconds" 2>/dev/null) s wall"
+			echo "# $p: $(cat "$dir/results/$p/wall_seconds" 2>/dev/null) s wall$(cat "$dir/results/$p/shared" 2>/dev/null)"
 			if [ -n "$DEBUG" ]; then
 				grep -a -m1 -A1 -F -- "$(expected_report "$patch")" "$dir/results/$p/console.log"
 			else
@@ -180,13 +191,136 @@ boot_mutant() {
 		done
 	} >"$dir/verdict.tmp"
 	mv "$dir/verdict.tmp" "$dir/verdict"
-	say "mutant $name: done"
+}
+
+# MUTANTS_PER_BOOT=N (N > 1): up to N mutants share a boot, one KVM after
+# the other (docs/testbed.md, "Several KVMs in one boot"): those whose
+# kernel is the series' own (their patches touch KVM alone) and whose
+# "Cmdline: " holds KVM's module parameters only, on the same platform.
+# The guest loads each one's modules in turn, with those parameters, and
+# runs its list (guest-init.sh, /kvm/sets); the console is cut at each
+# "@@ SET NAME" into that mutant's console.log, the boot's own lines
+# before the first set heading each, and judged as a boot of its own.  A
+# mutant whose part did not reach its end with a clean log keeps that
+# verdict (a crash is its own), and the mutants after it in that boot go
+# to a new one.  1: a boot per mutant.  By default 4, which gave the same
+# verdicts as a boot per mutant on both kernels; 1 under DEBUG=1 and
+# APICV=1, whose mutants have not been judged that way yet.
+PER_BOOT=${MUTANTS_PER_BOOT:-4}
+[ -n "${MUTANTS_PER_BOOT:-}" ] || { [ -z "$DEBUG" ] && [ -z "${APICV:-}" ]; } || PER_BOOT=1
+case $PER_BOOT in
+'' | *[!0-9]* | 0) die "MUTANTS_PER_BOOT=$PER_BOOT: a number of mutants, 1 or more" ;;
+esac
+
+# shareable PATCH DIR: can the mutant share a boot?  It touches KVM's
+# sources alone (arch/x86/kvm/, virt/kvm/: all of it in the modules the
+# guest reloads), its kernel is the one the series built, its command line
+# KVM's parameters alone.
+shareable() {
+	local w
+	[ "$PER_BOOT" -gt 1 ] && cmp -s "$2/bzImage" "$BZIMAGE" || return 1
+	for w in $(awk '$1 == "+++" || $1 == "---" { print $2 }' "$1"); do
+		[[ $w =~ ^(/dev/null|[ab]/(arch/x86/kvm|virt/kvm)/) ]] || return 1
+	done
+	for w in $(header Cmdline "$1"); do
+		[[ $w =~ ^kvm([_-](intel|amd))?\.[A-Za-z0-9_]+= ]] || return 1
+	done
+}
+
+# set_list LIST PLATFORM: LIST as the guest runs it on PLATFORM
+# (guest-init.sh's filter_list: the "@nonroot" runs on bochs-vmx alone,
+# the tests scripts/left-out keeps off it)
+set_list() {
+	if [ "$2" = bochs-vmx ]; then
+		cat "$1"
+	else
+		grep -v ' @nonroot$' "$1" || true
+	fi | without_tests "$(left_out "$2")"
+}
+
+# boot_sets PLATFORM GROUP DIR...: in the background, the mutants of
+# DIR... (built, each with its bzImage-kvm.cpio and tests.list) in as few
+# boots of PLATFORM as they need, under GROUP/; each one's results in
+# DIR/results/PLATFORM/ as a boot of its own would leave them.
+boot_sets() {
+	local p=$1 group=$2 boot=0 b d name n i bad
+	shift 2
+	local pending=("$@") next
+	while [ ${#pending[@]} -gt 0 ]; do
+		boot=$((boot + 1))
+		b=$group/boot$boot
+		rm -rf "$b"
+		mkdir -p "$b/root/kvm"
+		: >"$b/root/kvm/sets"
+		for d in "${pending[@]}"; do
+			name=${d##*/}
+			mkdir -p "$b/root/kvm/$name"
+			(cd "$b/root/kvm/$name" && cpio -i -d --quiet <"$d/bzImage-kvm.cpio")
+			cp "$d/tests.list" "$b/root/kvm/$name/tests.list"
+			header Cmdline "$(cat "$d/patch")" >"$b/root/kvm/$name/params"
+			echo "$name" >>"$b/root/kvm/sets"
+			cat "$d/tests.list"
+		done | sort -u >"$b/tests.list"
+		(cd "$b/root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$b/sets.cpio"
+		rm -rf "$b/root"
+		TESTS_LIST=$b/tests.list INITRAMFS=$b/initramfs.cpio "$TOP/scripts/initramfs.sh" \
+			>"$b/initramfs.log" 2>&1
+		say "mutants ${pending[*]##*/}: booting together on $p"
+		KVM_SETS=1 KVM_MODULES=$b/sets.cpio BZIMAGE=${pending[0]}/bzImage \
+			INITRAMFS=$b/initramfs.cpio TESTS_LIST=$b/tests.list \
+			EXTRA_CMDLINE="kvmipi.stop_on_failure" RESULTS=$b/results PLATFORMS="$p" \
+			"$TOP/scripts/run.sh" >"$b/run.log" 2>&1
+		# each set's part, the boot's own lines before the first ahead
+		for d in "${pending[@]}"; do
+			rm -rf "${d:?}/results/$p"
+			mkdir -p "$d/results/$p"
+		done
+		tr -d '\r' <"$b/results/$p/console.log" | awk -v base="${pending[0]%/*}" -v p="$p" '
+			/@@ SET / { name = $0; sub(/.*@@ SET /, "", name)
+				    file = base "/" name "/results/" p "/console.log"
+				    printf "%s", head > file }
+			file == "" { head = head $0 "\n"; next }
+			{ print > file }'
+		# the first mutant has a verdict in any case (a boot that died
+		# before its set: the boot's lines alone)
+		[ -f "${pending[0]}/results/$p/console.log" ] ||
+			cp "$b/results/$p/console.log" "${pending[0]}/results/$p/console.log"
+		next=() bad=
+		n=${#pending[@]}
+		for ((i = 0; i < n; i++)); do
+			d=${pending[i]}
+			if [ -n "$bad" ] || [ ! -f "$d/results/$p/console.log" ]; then
+				next+=("$d")
+				continue
+			fi
+			set_list "$d/tests.list" "$p" >"$d/results/$p/tests.list"
+			awk -v platform="$p" -v list="$d/results/$p/tests.list" \
+				-v rows="$d/results/$p/rows.tsv" -v xfails="$TOP/scripts/expected-failures" \
+				-f "$TOP/scripts/report.awk" "$d/results/$p/console.log" >"$d/results/$p/ktap"
+			cp "$b/results/$p/wall_seconds" "$d/results/$p/wall_seconds" 2>/dev/null
+			ln -sfn "$b/run.log" "$d/run.log"
+			if [ "$n" -gt 1 ]; then
+				echo " (one boot for $n mutants)" >"$d/results/$p/shared"
+			else
+				echo " (a boot of its own)" >"$d/results/$p/shared"
+			fi
+			# the KVMs after one that did not end cleanly run again
+			grep -qP '\tsuite-completed\tpass' "$d/results/$p/rows.tsv" &&
+				grep -qP '\tguest-kernel-clean\t(pass|skip)' "$d/results/$p/rows.tsv" ||
+				bad=${d##*/}
+		done
+		[ ${#next[@]} -eq 0 ] || say "mutants ${next[*]##*/}: again on $p, in a new boot${bad:+ (after $bad)}"
+		pending=("${next[@]}")
+	done
 }
 
 # Build the mutants one after another (they share this kernel's build
 # tree) and boot each as soon as it is built and a slot is free: builds
 # overlap boots, and both kernels' boots fill the slots until the last.
-declare -a dirs
+declare -a dirs shared=()
+declare -A queue=()
+groups=0
+rm -rf "$mutants_out/boots"
 while read -r patch platforms <&3; do
 	name=$(basename "$patch" .patch)
 	[ -z "$DEBUG" ] || [ -n "$(expected_report "$patch")" ] ||
@@ -207,14 +341,38 @@ while read -r patch platforms <&3; do
 	else
 		printf '%s\n' "${MUTANT_TESTS[@]}"
 	fi >"$dir/tests.list"
+	if shareable "$patch" "$dir"; then
+		echo "$patch" >"$dir/patch"
+		echo "$platforms" >"$dir/platforms"
+		shared+=("$dir")
+		for p in $platforms; do
+			queue[$p]="${queue[$p]:-} $dir"
+			# shellcheck disable=SC2086 # directories, no spaces
+			set -- ${queue[$p]}
+			[ $# -ge "$PER_BOOT" ] || continue
+			groups=$((groups + 1))
+			boot_sets "$p" "$mutants_out/boots/$groups" "$@" &
+			queue[$p]=
+		done
+		continue
+	fi
 	TESTS_LIST=$dir/tests.list INITRAMFS=$dir/initramfs.cpio "$TOP/scripts/initramfs.sh"
 	boot_mutant "$patch" "$dir" "$platforms" &
 done 3< <(ordered_mutants)
+for p in "${!queue[@]}"; do
+	[ -n "${queue[$p]}" ] || continue
+	groups=$((groups + 1))
+	# shellcheck disable=SC2086 # directories, no spaces
+	boot_sets "$p" "$mutants_out/boots/$groups" ${queue[$p]} &
+done
 
 restored=1
 say "restoring the kernel without mutants"
 "$TOP/scripts/kernel.sh" || restored=0
 wait
+for dir in "${shared[@]}"; do
+	write_verdict "$(cat "$dir/patch")" "$dir" "$(cat "$dir/platforms")"
+done
 
 caught=0 missed=0	# must-pass mutants that passed count as caught
 for dir in "${dirs[@]}"; do

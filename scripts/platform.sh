@@ -105,6 +105,14 @@ bochs-svm)
 	[ ! -f "$INITRAMFS.poll-idle" ] || INITRD_MORE=$INITRAMFS.poll-idle ;;
 *-stock) CMDLINE="$CMDLINE kvmipi.list=tests-stock.list" BZIMAGE=$STOCK_BZIMAGE ;;
 esac
+# The kernel's KVM modules (KVM is a module: configs/testbed.config), in an
+# archive appended to the initramfs: the guest loads them before the suite
+# (guest-init.sh), with the kvm.*, kvm_intel.* and kvm_amd.* parameters of
+# the command line.  KVM_MODULES=ARCHIVE: another set (kernel.sh's
+# pack_kvm_modules) for this kernel.
+KVM_MODULES=${KVM_MODULES:-$(kvm_modules_of "$BZIMAGE")}
+[ "$platform" = host ] || [ -f "$KVM_MODULES" ] ||
+	die "$KVM_MODULES missing: the KVM modules of $BZIMAGE (run make kernel)"
 
 # A test that a platform defect keeps off this platform altogether
 # (scripts/left-out, with the evidence): the guest leaves it out of its list.
@@ -120,7 +128,8 @@ if [[ " $CMDLINE " == *" kvmipi.stop_on_failure "* ]]; then
 fi
 
 mkdir -p "$out"
-rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator "$out"/tests.list
+rm -f "$out"/console.log "$out"/emulator.log "$out"/bochs.log "$out"/emulator "$out"/tests.list \
+	"$out"/initrd
 
 emu_pid=
 cleanup() {
@@ -141,8 +150,13 @@ trap 'cleanup; exit 130' INT TERM
 
 # Start "$@" in its own process group and watch the console until the suite
 # ends, the guest kernel panics, the emulator exits or the limit passes.
+# KVM_SETS=1 (a boot of several mutants' KVMs, scripts/mutants.sh): each
+# set's suite ends with END, the boot with SETS-END, and the wall-clock
+# limit counts again from each set's start ("@@ SET NAME").
 watch_emulator() {
-	local limit=${LIMIT[$platform]} start=$SECONDS ended=
+	local limit=${LIMIT[$platform]} start=$SECONDS since=$SECONDS ended= sets=0 n
+	local endpat='@@ END|Kernel panic'
+	[ -z "${KVM_SETS:-}" ] || endpat='@@ SETS-END|Kernel panic'
 
 	# The wrapper shell reports the emulator's status into the log (Bochs
 	# 2.7 segfaults in its own exit path after a clean power-off).
@@ -158,14 +172,18 @@ watch_emulator() {
 		if grep -qE 'reboot: (Power down|Restarting)' "$out/console.log" 2>/dev/null; then
 			break
 		fi
-		if [ -z "$ended" ] && grep -qE '@@ END|Kernel panic' "$out/console.log" 2>/dev/null; then
+		if [ -z "$ended" ] && grep -qE "$endpat" "$out/console.log" 2>/dev/null; then
 			ended=$SECONDS
 		fi
 		# give a finished or panicked guest a moment to flush and power off
 		if [ -n "$ended" ] && [ $((SECONDS - ended)) -ge 10 ]; then
 			break
 		fi
-		if [ $((SECONDS - start)) -ge "$limit" ]; then
+		if [ -n "${KVM_SETS:-}" ]; then
+			n=$(grep -ac '@@ SET ' "$out/console.log" 2>/dev/null) || true
+			[ "${n:-0}" -le "$sets" ] || { sets=$n; since=$SECONDS; }
+		fi
+		if [ $((SECONDS - since)) -ge "$limit" ]; then
 			echo "@@ TIMEOUT platform limit of ${limit}s reached" >>"$out/console.log"
 			break
 		fi
@@ -180,8 +198,9 @@ watch_emulator() {
 run_qemu() {
 	local qemu=$1 accel=$2 cpu=$3 smp=$4
 	"$qemu" --version | head -1 >"$out/emulator"
+	cat "$INITRAMFS" ${INITRD_MORE:+"$INITRD_MORE"} "$KVM_MODULES" >"$out/initrd"
 	watch_emulator "$qemu" -accel "$accel" -cpu "$cpu" -smp "$smp" \
-		-m "$MEM" -kernel "$BZIMAGE" -initrd "$INITRAMFS" \
+		-m "$MEM" -kernel "$BZIMAGE" -initrd "$out/initrd" \
 		-append "$CMDLINE" -display none -monitor none -no-reboot \
 		-serial "file:$out/console.log"
 }
@@ -197,7 +216,7 @@ make_iso() {
 	mkdir -p "$iso_root/isolinux"
 	cp "$isolinux" "$ldlinux" "$iso_root/isolinux/"
 	cp "$BZIMAGE" "$iso_root/bzImage"
-	cat "$INITRAMFS" ${INITRD_MORE:+"$INITRD_MORE"} >"$iso_root/initrd"
+	cat "$INITRAMFS" ${INITRD_MORE:+"$INITRD_MORE"} "$KVM_MODULES" >"$iso_root/initrd"
 	printf 'default kvmipi\nprompt 0\nlabel kvmipi\n  kernel /bzImage\n  append initrd=/initrd %s\n' \
 		"$CMDLINE$BOCHS_CMDLINE" >"$iso_root/isolinux/isolinux.cfg"
 	xorriso -as mkisofs -quiet -o "$out/boot.iso" -b isolinux/isolinux.bin \

@@ -5,7 +5,7 @@
 # order, applies with "git am" and the tree builds after it, with
 # tinyconfig + configs/testbed.config:
 #
-#   a patch outside tools/      vmlinux, and arch/x86/kvm/ with W=1 in a
+#   a patch outside tools/      vmlinux and modules, and arch/x86/kvm/ with W=1 in a
 #                               second O= dir
 #   a patch to the KVM selftests, the UAPI or the tools headers
 #                               make headers, then the tree's own
@@ -141,7 +141,7 @@ built_clean() {
 }
 
 build_kernel() {
-	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$CC" vmlinux &&
+	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$CC" vmlinux modules &&
 	make -s -C "$KTREE" O="$SOUT_W1" -j"$JOBS" CC="$CC" W=1 arch/x86/kvm/
 }
 
@@ -207,7 +207,7 @@ while read -r p <&3; do
 
 	files=$("${GIT[@]}" diff --name-only HEAD~1 HEAD)
 	targets=""
-	grep -qv '^tools/' <<<"$files" && targets="vmlinux, W=1 arch/x86/kvm/"
+	grep -qv '^tools/' <<<"$files" && targets="vmlinux modules, W=1 arch/x86/kvm/"
 	grep -qE '^(tools/|include/uapi/|arch/x86/include/uapi/)' <<<"$files" &&
 		targets="${targets:+$targets, }KVM selftests"
 	built="series: $name builds on its own${targets:+ ($targets)}"
