@@ -50,7 +50,7 @@ patches_check() {
 	elif grep -q '^SKIP KERNEL=' <<<"$out"; then
 		what="not compared on$(sed -n 's/^SKIP KERNEL=\([^:]*\):.*/ \1/p' <<<"$out" | sort -u | tr -d '\n'): no source (above)"
 	fi
-	echo "${out:-}"
+	[ -z "${out:-}" ] || echo "$out"
 	if [ -n "$what" ]; then
 		echo "not ok - patches: the committed series of $KERNELS $what"
 		echo "0 1 0" >"$top/patches.counts"
