@@ -132,6 +132,24 @@ tests_list_of() {
 	echo "$out"
 }
 
+# patch_files PATCH...: the files they touch
+patch_files() {
+	awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// { print substr($2, 3) }' "$@" | sort -u
+}
+# kvm_only PATCH...: do they touch KVM's own sources only (arch/x86/kvm/,
+# virt/kvm/), which nothing outside KVM's modules builds (kernel.sh
+# builds those modules alone for them, mutants.sh boots several together)?
+kvm_only() {
+	local f
+	[ $# -gt 0 ] || return 1
+	for f in $(patch_files "$@"); do
+		case $f in
+		arch/x86/kvm/* | virt/kvm/*) ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
 # no_test_ran ROWS KTAP: why a platform's run (its rows.tsv and KTAP,
 # report.awk) tested nothing, when every test SKIPped: the first reason a
 # test gave; nothing when one ran, or when it was not started on purpose

@@ -122,13 +122,11 @@ get_source() {
 }
 
 # The series' patches to the kernel itself (those that touch a file
-# outside tools/; the others are the selftests'), and the files they touch.
+# outside tools/; the others are the selftests'); the files they touch:
+# patch_files (common.sh).
 is_kvm_patch() {
 	awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// && $2 !~ /^[ab]\/tools\// { found = 1 }
 	     END { exit !found }' "$1"
-}
-patch_files() {	# patch_files PATCH...: the files they touch
-	awk '($1 == "---" || $1 == "+++") && $2 ~ /^[ab]\// { print substr($2, 3) }' "$@" | sort -u
 }
 
 # A KSRC= tree that has the series already, as a developer's after "git
@@ -345,19 +343,6 @@ series_stamp() {
 		EXTRA_PATCHES='' wanted_patches | while read -r p; do md5sum <"$p"; done
 		cat "$KOUT/.kvmipi-config" "$KTREE/.kvmipi-origin"
 	} | md5sum
-}
-
-# kvm_only PATCH...: do they touch KVM's own sources only (arch/x86/kvm/,
-# virt/kvm/), which nothing outside KVM's modules builds?
-kvm_only() {
-	local f
-	[ $# -gt 0 ] || return 1
-	for f in $(patch_files "$@"); do
-		case $f in
-		arch/x86/kvm/* | virt/kvm/*) ;;
-		*) return 1 ;;
-		esac
-	done
 }
 
 build() {

@@ -218,10 +218,7 @@ esac
 # KVM's parameters alone.
 shareable() {
 	local w
-	[ "$PER_BOOT" -gt 1 ] && cmp -s "$2/bzImage" "$BZIMAGE" || return 1
-	for w in $(awk '$1 == "+++" || $1 == "---" { print $2 }' "$1"); do
-		[[ $w =~ ^(/dev/null|[ab]/(arch/x86/kvm|virt/kvm)/) ]] || return 1
-	done
+	[ "$PER_BOOT" -gt 1 ] && cmp -s "$2/bzImage" "$BZIMAGE" && kvm_only "$1" || return 1
 	for w in $(header Cmdline "$1"); do
 		[[ $w =~ ^kvm([_-](intel|amd))?\.[A-Za-z0-9_]+= ]] || return 1
 	done
