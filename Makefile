@@ -8,10 +8,12 @@
 #
 # make patches regenerate each kernel's series (the core, regression/*/,
 #              testbed/) from selftests/, lib/ and patches/selftests.msg,
-#              each with its tree's fastpath rule (scripts/patches.sh);
-#              SIGN=1 also writes a copy signed with your git identity to
-#              build/<kernel>/signed/ for posting (the committed series
-#              keeps a placeholder author)
+#              each with its tree's fastpath rule (scripts/patches.sh),
+#              and build/<kernel>/post/, to post: the core, and each
+#              regression series made on the core and what it needs only;
+#              SIGN=1 also writes those signed with your git identity to
+#              build/<kernel>/signed/ (the committed series keeps a
+#              placeholder author)
 # make flakes  RUNS=N runs of each platform's list on one build, counted per
 #              test with every failing point (a measurement, docs/reliability.md)
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)

@@ -6,11 +6,11 @@
 # the library first (lib/, then lib/x86/), then one patch per test, each
 # file where the KVM selftests keep theirs and each Makefile entry in name
 # order.  The output is byte-for-byte reproducible (fixed author, dates, no
-# signature; the author and Signed-off-by a placeholder: SIGN=1 also writes
-# a copy signed with the user's git identity to $BUILD/$KERNEL/signed/,
-# for posting).  It also regenerates patches/$KERNEL/series, the [PATCH n/m]
-# of the hand-kept KVM patches' subjects, and the shortlog and diffstat
-# that end the cover letters.
+# signature; the author and Signed-off-by a placeholder: SIGN=1 also
+# writes copies of the posted series signed with the user's git identity
+# to $BUILD/$KERNEL/signed/).  It also regenerates patches/$KERNEL/series,
+# the [PATCH n/m] of the hand-kept KVM patches' subjects, and the shortlog
+# and diffstat that end the cover letters.
 #
 # Three kinds of series, each in a directory of its own: the core one
 # (patches/$KERNEL/), the regression series (patches/$KERNEL/regression/
@@ -20,10 +20,13 @@
 # ("=== regression NN-NAME", "=== testbed"), and the cover letter of each
 # but the core.  Each series applies on the ones before it, in that
 # order, which its cover letter states (and, as git format-patch --base
-# does, with base-commit and prerequisite-patch-id lines).  Each starts
-# with its hand-kept KVM patches (the patch files there that change
-# nothing under tools/testing/selftests/, numbered 0001 on), then the
-# generated selftests patches, numbered after them.
+# does, with base-commit and prerequisite-patch-id lines).  To post, each
+# regression series is also made on the core and on what it needs only
+# ("=== regression NN-NAME needs MM-NAME"), in $BUILD/$KERNEL/post/ with
+# the core, its cover letter and a "series" file of what to git am.
+# Each starts with its hand-kept KVM patches (the patch files there that
+# change nothing under tools/testing/selftests/, numbered 0001 on), then
+# the generated selftests patches, numbered after them.
 #
 # Every file from selftests/, lib/ and compat/ is passed through unifdef
 # before it goes into a patch (render()), so that a series carries its own
@@ -101,7 +104,7 @@ need_cmd perl perl
 # L only), the tests, the symbols turned on ("== +SYMBOL"), and where each
 # series but the core starts ("@regression/NN-NAME", "@testbed").
 sections=$(awk -v k="$KERNEL" '
-	/^=== regression [0-9][0-9]-[a-z0-9-]+$/ { print "@regression/" $3; next }
+	/^=== regression [0-9][0-9]-[a-z0-9-]+( needs( (\[[0-9.,]+\])?[0-9][0-9]-[a-z0-9-]+)+)?$/ { print "@regression/" $3; next }
 	/^=== testbed$/ { print "@testbed"; next }
 	/^===/ { print "@bad:" $0; next }
 	$1 == "==" && $2 ~ /^kvm_util\// && (NF < 3 || index("," $3 ",", "," k ",")) { print $2 }
@@ -113,7 +116,25 @@ for s in $(echo "$sections" | sed -n 's/^+//p'); do
 	DEFS+=("-U$s")
 done
 bad=$(echo "$sections" | sed -n 's/^@bad://p')
-[ -z "$bad" ] || die "patches/selftests.msg: '$bad' is neither '=== regression NN-NAME' nor '=== testbed'"
+[ -z "$bad" ] || die "patches/selftests.msg: '$bad' is neither '=== regression NN-NAME [needs NN-NAME...]' nor '=== testbed'"
+# What each regression series needs besides the core ("=== regression
+# NN-NAME needs MM-NAME...", "[K,L]MM-NAME" on kernels K and L only): the
+# series it is made on when posted alone, each with what it needs in turn.
+declare -A NEEDS=()
+while read -r dir needs; do
+	NEEDS[$dir]=$needs
+done < <(awk -v kernel="$KERNEL" '/^=== regression / && $4 == "needs" {
+		printf "regression/%s", $3
+		for (i = 5; i <= NF; i++) {
+			n = $i
+			if (match(n, /^\[[0-9.,]+\]/)) {
+				if (index("," substr(n, 2, RLENGTH - 2) ",", "," kernel ",") == 0)
+					continue
+				n = substr(n, RLENGTH + 1)
+			}
+			printf " regression/%s", n
+		}
+		print "" }' "$MSGS")
 kvm_util_changes=$(echo "$sections" | sed -n 's#^kvm_util/##p')
 tests=$(echo "$sections" | grep '^x2apic_' || true)
 # each kvm_util change with its diff
@@ -144,6 +165,7 @@ rm -rf "$work" "$scratch"
 mkdir -p "$work/$KVM" "$raw"
 cd "$work"
 git init -q
+echo /out/ >.git/info/exclude	# the patches made here, not of the series
 # The identity of the series' first patch, not this machine's.
 from=$(awk '/^From: / { f = substr($0, 7); if ((getline n) > 0 && n ~ /^ /) f = f n; print f; exit }' \
 	"$PATCHES"/0001-*.patch)
@@ -330,32 +352,28 @@ for t in $(cd "$TOP/selftests/kvm/x86" && ls *.c | sed 's/\.c$//'); do
 done
 DIRS=(.)	# each series' directory under patches/$KERNEL, in order
 TIPS=()		# and its last commit here
-for s in $sections; do
+# section S: the patch of section S, made in the tree as it is
+section() {
+	local s=$1 t
 	case $s in
-	@*)
-		! printf '%s\n' "${DIRS[@]}" | grep -qxF "${s#@}" ||
-			die "patches/selftests.msg starts series ${s#@} twice"
-		TIPS+=("$(git rev-parse HEAD)")
-		DIRS+=("${s#@}")
-		continue ;;
 	lib|lib-x86-model|lib-x86)
 		"add_${s//-/_}"
 		commit "$s"
-		continue ;;
+		return ;;
 	+*)
 		turn_on "${s#+}"
 		# no file has the symbol's code (yet): no patch
 		if [ -z "$(git status --porcelain)" ]; then
 			say "warning: no file has code under ${s#+}: section '== $s' makes no patch"
-			continue
+			return
 		fi
 		commit "$s"
-		continue ;;
+		return ;;
 	kvm_util/*)
 		git apply --whitespace=error "$KVM_UTIL/${s#kvm_util/}.diff" ||
 			die "compat/$KERNEL/kvm_util/${s#kvm_util/}.diff does not apply to the pristine files"
 		commit "$s"
-		continue ;;
+		return ;;
 	esac
 	t=$s
 	[ -f "$TOP/selftests/kvm/x86/$t.c" ] || die "patches/selftests.msg names $t, not in selftests/kvm/x86/"
@@ -376,6 +394,25 @@ for s in $sections; do
 			"^TEST_GEN_PROGS_$ARCH_DIR \\+= $ARCH_DIR/(x2apic_|xapic_ipi_test\$)" ;;
 	esac
 	commit "$t"
+}
+SECTIONS=("")	# each series' sections
+for s in $sections; do
+	case $s in
+	@*)
+		! printf '%s\n' "${DIRS[@]}" | grep -qxF "${s#@}" ||
+			die "patches/selftests.msg starts series ${s#@} twice"
+		TIPS+=("$(git rev-parse HEAD)")
+		DIRS+=("${s#@}")
+		SECTIONS+=("")
+		# the core's state, which each series posted alone starts from
+		if [ ${#DIRS[@]} -eq 2 ]; then
+			CORE_DEFS=("${DEFS[@]}")
+			cp -a "$raw" "$scratch/raw-core"	# raw-I: series I's, posted
+		fi
+		continue ;;
+	esac
+	SECTIONS[-1]+=" $s"
+	section "$s"
 done
 TIPS+=("$(git rev-parse HEAD)")
 
@@ -393,14 +430,14 @@ hand_kept() {
 	done
 }
 # The hand-kept patches with their [PATCH n/m]: their place in their series
-number_kept() {	# number_kept TOTAL NAME...
-	local m=$1 n=0 p
-	shift
+number_kept() {	# number_kept OUT TOTAL NAME...: into OUT/NAME
+	local out=$1 m=$2 n=0 p
+	shift 2
 	for p in "$@"; do
 		n=$((n + 1))
 		# padded as git format-patch pads the generated ones' numbers
 		sed -E "0,/^Subject: \[PATCH( [0-9]+\/[0-9]+)?\]/s//Subject: [PATCH $(printf "%0${#m}d" $n)\/$m]/" \
-			"$PATCHES/$p" >"$work/out/$p"
+			"$PATCHES/$p" >"$out/$p"
 	done
 }
 # Each series' patches, hand-kept ones first: SERIES_NAMES[i], the patch
@@ -421,11 +458,47 @@ for i in "${!DIRS[@]}"; do
 	fi
 	from=${TIPS[$i]}
 	gen=$(cd "$work/out/$d" && find . -maxdepth 1 -name '*.patch' | sed "s#^\./#$prefix#" | sort)
-	number_kept $((n_kept + $(echo "$gen" | grep -c . || true))) $kept
+	number_kept "$work/out" $((n_kept + $(echo "$gen" | grep -c . || true))) $kept
 	SERIES_NAMES[$i]=$(printf '%s\n' $kept $gen)
 	NAMES=$NAMES${NAMES:+$'\n'}${SERIES_NAMES[$i]}
 done
 want_series=$NAMES
+
+# index_of DIR: the index of series DIR in DIRS
+index_of() {
+	local i
+	for i in "${!DIRS[@]}"; do
+		[ "${DIRS[$i]}" != "$1" ] || { echo "$i"; return 0; }
+	done
+	return 1
+}
+# closure DIR: the series that DIR needs, directly or not, in series order
+closure() {
+	local n all=" "
+	for n in ${NEEDS[$1]:-}; do
+		all="$all$(closure "$n" | tr '\n' ' ')$n "
+	done
+	for n in "${DIRS[@]}"; do
+		[[ $all != *" $n "* ]] || echo "$n"
+	done
+}
+# Each series named in a "needs" comes before the one that needs it; what
+# a series needs is a chain, each made on the one before it, so that posted
+# alone each applies on exactly what it was made on.
+for d in "${!NEEDS[@]}"; do
+	for n in ${NEEDS[$d]}; do
+		index_of "$n" >/dev/null && [ "$(index_of "$n")" -lt "$(index_of "$d")" ] ||
+			die "patches/selftests.msg: ${d#regression/} needs ${n#regression/}, which is not a regression series before it"
+	done
+done
+for d in "${DIRS[@]}"; do
+	before=""
+	for n in $(closure "$d"); do
+		[ "$(closure "$n" | tr '\n' ' ')" = "$before" ] ||
+			die "patches/selftests.msg: ${d#regression/} needs ${n#regression/}, which is not made on exactly the core and $(echo "${before:-nothing else}" | sed 's#regression/##g; s/ *$//'): what a series needs must be a chain, each series needing the one before it"
+		before="$before$n "
+	done
+done
 
 # Each cover letter ends with its series' shortlog and diffstat: the
 # series applied with git am onto the pristine copies of the files it
@@ -476,7 +549,7 @@ cover_text() {
 	*) key="=== $1" ;;
 	esac
 	awk -v key="$key" -v kernel="$KERNEL" '
-		/^==/ { on = ($0 == key); next }
+		/^==/ { on = ($0 == key || index($0, key " needs ") == 1); next }
 		!on { next }
 		match($0, /^\[[0-9.,]+\]( |$)/) {
 			if (index("," substr($0, 2, index($0, "]") - 2) ",", "," kernel ",") == 0)
@@ -490,10 +563,15 @@ cover_text() {
 # from patches/selftests.msg.  Then, for those, a changelog and the series
 # they apply on; for every one the base, the shortlog and diffstat, and
 # base-commit (with a prerequisite-patch-id per patch before the series).
-cover_letter() {
-	local i=$1 from=base n j c
-	[ "$i" -eq 0 ] || from=s$((i - 1))
-	n=$(git -C "$stat" rev-list --count "$from..s$i")
+declare -A PATCH_ID=()	# each commit's in $stat, once
+cover_letter() {	# cover_letter I [post]
+	local i=$1 post=${2:-} from=base to=s$1 n j c before needs
+	if [ -n "$post" ]; then
+		from=pb$i to=p$i
+	elif [ "$i" -gt 0 ]; then
+		from=s$((i - 1))
+	fi
+	n=$(git -C "$stat" rev-list --count "$from..$to")
 	if [ "$i" -eq 0 ]; then
 		[ -f "$PATCHES/$COVER" ] || die "patches/$KERNEL/$COVER missing"
 		awk '/^[^ ].* \([0-9]+\):$/ || /^This series applies on top of / ||
@@ -514,25 +592,44 @@ cover_letter() {
 	fi
 	echo
 	if [ "$i" -gt 0 ]; then
-		echo "This series applies on top of these, in this order (patches/$KERNEL/):"
-		for ((j = 0; j < i; j++)); do
-			c=$(git -C "$stat" rev-list --count "$([ $j -eq 0 ] && echo base || echo s$((j - 1)))..s$j")
+		needs=$(closure "${DIRS[$i]}")
+		if [ -n "$post" ]; then
+			before="0 $(for c in $needs; do index_of "$c"; done)"
+			echo "This series applies on top of these, in this order:"
+		else
+			before=$(seq 0 $((i - 1)))
+			echo "This series applies on top of these, in this order (patches/$KERNEL/):"
+		fi
+		for j in $before; do
+			if [ "$j" -eq 0 ]; then
+				c=$(git -C "$stat" rev-list --count base..s0)
+			elif [ -n "$post" ]; then
+				c=$(echo "${POST_NAMES[$j]}" | grep -c .)
+			else
+				c=$(git -C "$stat" rev-list --count "s$((j - 1))..s$j")
+			fi
 			echo "  ${DIRS[$j]/#./the core series}, $c patch$([ "$c" -eq 1 ] || echo es):"
 			echo "    $(subject_of $j)"
 		done
 		echo
+		if [ -z "$post" ] && [ "${DIRS[$i]}" != testbed ]; then
+			echo "Posted alone, it is made on the core series$(for c in $needs; do printf ', %s' "${c#regression/}"; done) only: make patches writes that copy to build/$KERNEL/post/${DIRS[$i]}/." | fmt -w 72
+			echo
+		fi
 	fi
 	echo "The series is made against $base_tag, as $made_on has it: a tarball without commits, so base-commit names the release's tag." | fmt -w 72
 	echo "$RESIGN"
 	echo
 	echo "$GIT_AUTHOR_NAME ($n):"
-	git -C "$stat" log --reverse --format='  %s' "$from..s$i"
+	git -C "$stat" log --reverse --format='  %s' "$from..$to"
 	echo
-	git -C "$stat" diff --stat=72 "$from" "s$i"
+	git -C "$stat" diff --stat=72 "$from" "$to"
 	echo
 	echo "base-commit: $base_tag"
 	for c in $(git -C "$stat" rev-list --reverse "base..$from"); do
-		echo "prerequisite-patch-id: $(git -C "$stat" show "$c" | git patch-id --stable | cut -d' ' -f1)"
+		[ -n "${PATCH_ID[$c]:-}" ] ||
+			PATCH_ID[$c]=$(git -C "$stat" show "$c" | git patch-id --stable | cut -d' ' -f1)
+		echo "prerequisite-patch-id: ${PATCH_ID[$c]}"
 	done
 }
 for i in "${!DIRS[@]}"; do
@@ -564,6 +661,74 @@ for path in $(cd "$raw" && find . -type f | sed 's#^\./##' | sort); do
 	mv "$scratch/other" "$other/$path"
 done
 git diff --quiet -- "$KVM/$KVM_MAKEFILE" || cp "$KVM/$KVM_MAKEFILE" "$other/"
+
+# Each regression series as it is posted alone, in $KB/post/ with the core
+# series: made on the core and on what it needs ("=== regression NN-NAME
+# needs ..."), not on every series before it as in patches/$KERNEL/, where
+# the series apply one on another for the test bed.  Each is applied with
+# git am on the core and the posted copies of what it needs, as a
+# maintainer would (tags pbI, what it applies on, and pI).
+POST_NAMES=() POST_TIPS=() POST_DEFS=()
+postout=$KB/patchgen-post
+rm -rf "$postout"
+for i in "${!DIRS[@]}"; do
+	d=${DIRS[$i]}
+	[[ $d == regression/* ]] || continue
+	# made on the last series it needs as that is posted (what it needs is
+	# a chain), or on the core
+	last=$(closure "$d" | tail -n 1)
+	if [ -n "$last" ]; then
+		j=$(index_of "$last")
+		from=${POST_TIPS[$j]} on=p$j
+		read -ra DEFS <<<"${POST_DEFS[$j]}"
+	else
+		j=core from=${TIPS[0]} on=s0
+		DEFS=("${CORE_DEFS[@]}")
+	fi
+	git checkout -q -f --detach "$from"
+	git clean -fdq -- "$KVM"
+	rm -rf "$raw"
+	cp -a "$scratch/raw-$j" "$raw"
+	based=$from
+	for s in ${SECTIONS[$i]}; do
+		section "$s"
+	done
+	kept=$(hand_kept "$d/" "$PATCHES/$d")
+	n_kept=$(echo "$kept" | grep -c . || true)
+	mkdir -p "$postout/$d"
+	[ "$based" = "$(git rev-parse HEAD)" ] ||
+		git format-patch -q --numbered --start-number $((n_kept + 1)) --no-signature \
+			-o "$postout/$d" "$based..HEAD"
+	gen=$(cd "$postout/$d" && find . -maxdepth 1 -name '*.patch' | sed "s#^\./#$d/#" | sort)
+	number_kept "$postout" $((n_kept + $(echo "$gen" | grep -c . || true))) $kept
+	POST_NAMES[$i]=$(printf '%s\n' $kept $gen)
+	POST_TIPS[$i]=$(git rev-parse HEAD)
+	POST_DEFS[$i]=${DEFS[*]}
+	cp -a "$raw" "$scratch/raw-$i"
+
+	git -C "$stat" checkout -q -f --detach "$on"
+	git -C "$stat" tag "pb$i"
+	for p in ${POST_NAMES[$i]}; do
+		git -C "$stat" am -q --whitespace=error "$postout/$p" ||
+			die "posted alone, $p does not apply on the core and what ${d#regression/} needs"
+	done
+	git -C "$stat" tag "p$i"
+	cover_letter "$i" post >"$postout/$d/$COVER"
+	# what to git am, in order, for this series alone (scripts/series-check.sh)
+	{
+		printf '%s\n' ${SERIES_NAMES[0]}
+		for c in $(closure "$d"); do
+			printf '%s\n' ${POST_NAMES[$(index_of "$c")]}
+		done
+		printf '%s\n' ${POST_NAMES[$i]}
+	} >"$postout/$d/series"
+done
+# the core as patches/$KERNEL/ has it
+(cd "$work/out" && cp ${SERIES_NAMES[0]} "$COVER" "$postout/")
+POSTED=$(printf '%s\n' "${SERIES_NAMES[0]}" "${POST_NAMES[@]}" "$COVER" | grep .
+	for i in "${!POST_NAMES[@]}"; do echo "${DIRS[$i]}/$COVER"; done)
+rm -rf "$KB/post"
+cp -r "$postout" "$KB/post"
 cd "$TOP"
 
 # Files under patches/$KERNEL/ that the series no longer have: numbered
@@ -586,13 +751,13 @@ sign() {
 		die "SIGN=1: set your identity first: git config user.name 'Your Name'; git config user.email you@example.org"
 	rm -rf "$out"
 	mkdir -p "$out"
-	(cd "$work/out" && cp --parents $NAMES $COVERS "$out/")
+	(cd "$postout" && cp --parents $POSTED "$out/")
 	(cd "$out" && PH_NAME=$GIT_AUTHOR_NAME PH_EMAIL=$GIT_AUTHOR_EMAIL NAME=$name EMAIL=$email \
 		RESIGN=$RESIGN perl -0777 -pi -e '
 		s/\Q$ENV{PH_NAME}\E\n? *<\Q$ENV{PH_EMAIL}\E>/$ENV{NAME} <$ENV{EMAIL}>/g;
 		s/^\Q$ENV{PH_NAME}\E \((\d+)\):$/$ENV{NAME} ($1):/mg;
-		s/^\Q$ENV{RESIGN}\E\n//mg' $NAMES $COVERS)
-	say "patches/$KERNEL/ signed by $name <$email>: ${out#"$TOP"/}/ (post these; the committed series keeps the placeholder)"
+		s/^\Q$ENV{RESIGN}\E\n//mg' $POSTED)
+	say "the core and each regression series as posted alone (build/$KERNEL/post/), signed by $name <$email>: ${out#"$TOP"/}/ (post these; the committed series keeps the placeholder)"
 }
 
 case "${1:-}" in

@@ -13,6 +13,10 @@
 #                               with its own flags (dynamically linked, as
 #                               a developer's tree builds them)
 #
+# Then each regression series as posted alone (build/$KERNEL/post/, made on
+# the core and on what it needs only): it applies with git am on the
+# release, the core and what it needs, and the x2APIC tests build there.
+#
 # A build fails on a compiler or linker warning too: the unpatched tree
 # builds warning-free with this configuration, and so does arch/x86/kvm/,
 # the kernel patches' directory, with W=1 (not tried elsewhere: noise).
@@ -235,4 +239,54 @@ while read -r p <&3; do
 	fi
 done 3< <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
 
-[ "$failed" -eq 0 ] || die "the series is not bisectable (logs: $LOGS)"
+# Each regression series as it is posted alone (build/$KERNEL/post/, which
+# make patches writes, made on the core and on what the series needs): its
+# "series" file (the core, what it needs, then its own patches) applies with
+# git am on $ver, and then the tree's KVM selftests of the x2APIC tests
+# build, each test that the state has (make's targets, with the tree's own
+# flags: the library too, as far as they use it).  Its KVM patches are the
+# ones checked above, each built after it.
+POST=$KB/post
+for d in "$POST"/regression/*/; do
+	[ -f "$d/series" ] || continue
+	name=${d%/}
+	name=regression/${name##*/}
+	applies="series: $name, as posted alone, applies with git am on $ver, the core and what it needs"
+	built="series: $name, as posted alone, builds its tests and the core's"
+	if [ -n "$broken" ]; then
+		skip "$applies (after $broken)"
+		skip "$built (after $broken)"
+		continue
+	fi
+	log=$LOGS/posted/${name#regression/}
+	mkdir -p "$(dirname "$log")"
+	"${GIT[@]}" checkout -q -f --detach base
+	status=pass
+	while read -r p; do
+		if ! "${GIT[@]}" am -q "$POST/$p" >>"$log.am.log" 2>&1; then
+			"${GIT[@]}" am --abort >/dev/null 2>&1 || true
+			status=fail
+			break
+		fi
+	done <"$d/series"
+	if [ $status = fail ]; then
+		not_ok "$applies" "$log.am.log"
+		skip "$built (does not apply)"
+		continue
+	fi
+	ok "$applies"
+	write_state
+	targets=$(cd "$AM/tools/testing/selftests/kvm/$ARCH_DIR" && ls x2apic_*.c |
+		sed "s#^\(.*\)\.c\$#$SELFTESTS_OUT/kselftest/kvm/$ARCH_DIR/\1#")
+	say "series: building $name as posted alone"
+	# shellcheck disable=SC2086 # one target a word
+	if built_clean "$log.build.log" make -s -C "$KTREE/tools/testing/selftests/kvm" -j"$JOBS" \
+		OUTPUT="$SELFTESTS_OUT/kselftest/kvm" CC="$CC" KHDR_INCLUDES="-isystem $KOUT/usr/include" \
+		$targets; then
+		ok "$built"
+	else
+		not_ok "$built" "$log.build.log"
+	fi
+done
+
+[ "$failed" -eq 0 ] || die "the series is not bisectable, or one posted alone does not build (logs: $LOGS)"

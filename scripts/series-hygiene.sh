@@ -5,8 +5,8 @@
 # regression series and the test bed's): their files and
 # patches/$KERNEL/series agree, in one order, the selftests patches match selftests/ and
 # lib/, every patch is checkpatch --strict clean with that tree's
-# checkpatch.pl, and the series is bisectable
-# (scripts/series-check.sh).  Prints "ok - ", "ok - ... # SKIP" and
+# checkpatch.pl, the series is bisectable, and each regression series, as
+# posted alone, applies and builds (scripts/series-check.sh).  Prints "ok - ", "ok - ... # SKIP" and
 # "not ok - " lines, with "#" detail lines, for scripts/unit.sh to count.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
