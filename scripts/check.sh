@@ -64,7 +64,12 @@ echo "$drift"
 phase patches patches_check
 # a stale series stops make check here, before half an hour of building
 # and running what the committed series are not
-[ $status -ne 0 ] || phase build make -s -C "$TOP" initramfs
+if [ $status -eq 0 ]; then
+	phase build make -s -C "$TOP" initramfs
+	# for the summary's "failed:" lines
+	[ $status -eq 0 ] ||
+		echo "not ok - build: make initramfs (the kernels, the tests, the initramfs) failed (above): unit, intree, run and mutants did not run"
+fi
 if [ $status -eq 0 ]; then
 	# what make run and make mutants do, without their prerequisites:
 	# the build phase made them, and checking it again took 50 s
@@ -76,11 +81,11 @@ if [ $status -eq 0 ]; then
 	phase mutants "$TOP/scripts/each-kernel.sh" -p -c mutants "$TOP/scripts/mutants.sh"
 fi
 
-read -r pp pf ps _ <"$top/patches.counts" 2>/dev/null || { pp=0; pf=1; ps=0; }
-read -r up uf us _ <"$top/unit.counts" 2>/dev/null || { up=0; uf=1; us=0; }
-read -r tp tf ts _ <"$top/intree.counts" 2>/dev/null || { tp=0; tf=1; ts=0; }
-read -r rp rf rs _ <"$top/run.counts" 2>/dev/null || { rp=0; rf=1; rs=0; }
-read -r mp mf ms _ <"$top/mutants.counts" 2>/dev/null || { mp=0; mf=1; ms=0; }
+read -r pp pf ps _ 2>/dev/null <"$top/patches.counts" || { pp=0; pf=1; ps=0; }
+read -r up uf us _ 2>/dev/null <"$top/unit.counts" || { up=0; uf=1; us=0; }
+read -r tp tf ts _ 2>/dev/null <"$top/intree.counts" || { tp=0; tf=1; ts=0; }
+read -r rp rf rs _ 2>/dev/null <"$top/run.counts" || { rp=0; rf=1; rs=0; }
+read -r mp mf ms _ 2>/dev/null <"$top/mutants.counts" || { mp=0; mf=1; ms=0; }
 echo
 echo "make check on kernels $KERNELS, phase times:"
 printf '  %s\n' "${phases[@]}"

@@ -241,6 +241,8 @@ missing_needs() {
 		need cmd lz4 lz4 lz4
 		need file /usr/include/libelf.h libelf-dev elfutils-libelf-devel
 		need file /usr/include/openssl/ssl.h libssl-dev openssl-devel
+		# 7.x's KVM selftests link the VFIO selftests' library: libuuid
+		need file /usr/include/uuid/uuid.h uuid-dev libuuid-devel
 		need cmd cpio cpio cpio
 		need cmd file file file
 		need busybox "static busybox" busybox-static busybox
