@@ -243,6 +243,8 @@ missing_needs() {
 		need file /usr/include/openssl/ssl.h libssl-dev openssl-devel
 		# 7.x's KVM selftests link the VFIO selftests' library: libuuid
 		need file /usr/include/uuid/uuid.h uuid-dev libuuid-devel
+		# 7.x's kernel-doc, which W=1 runs (the series check), is Python
+		need cmd python3 python3 python3
 		need cmd cpio cpio cpio
 		need cmd file file file
 		need busybox "static busybox" busybox-static busybox
