@@ -440,6 +440,21 @@ number_kept() {	# number_kept OUT TOTAL NAME...: into OUT/NAME
 			"$PATCHES/$p" >"$out/$p"
 	done
 }
+# write_series OUT DIR PREFIX FROM TO: series DIR's patches into OUT/DIR,
+# its hand-kept ones first, then the commits FROM..TO; prints their names
+# (PREFIX, then the file's)
+write_series() {
+	local out=$1 d=$2 prefix=$3 from=$4 to=$5 kept n_kept gen
+	kept=$(hand_kept "$prefix" "$PATCHES/$d")
+	n_kept=$(echo "$kept" | grep -c . || true)
+	mkdir -p "$out/$d"
+	[ "$from" = "$to" ] ||
+		git format-patch -q --numbered --start-number $((n_kept + 1)) --no-signature \
+			-o "$out/$d" "$from..$to"
+	gen=$(cd "$out/$d" && find . -maxdepth 1 -name '*.patch' | sed "s#^\./#$prefix#" | sort)
+	number_kept "$out" $((n_kept + $(echo "$gen" | grep -c . || true))) $kept
+	printf '%s\n' $kept $gen
+}
 # Each series' patches, hand-kept ones first: SERIES_NAMES[i], the patch
 # files of series i relative to patches/$KERNEL; NAMES, all of them, in
 # the order they apply.
@@ -449,17 +464,8 @@ for i in "${!DIRS[@]}"; do
 	d=${DIRS[$i]}
 	prefix=${d#.}
 	prefix=${prefix:+$prefix/}
-	kept=$(hand_kept "$prefix" "$PATCHES/$d")
-	n_kept=$(echo "$kept" | grep -c . || true)
-	mkdir -p "$work/out/$d"
-	if [ "$from" != "${TIPS[$i]}" ]; then
-		git format-patch -q --numbered --start-number $((n_kept + 1)) --no-signature \
-			-o "$work/out/$d" "$from..${TIPS[$i]}"
-	fi
+	SERIES_NAMES[$i]=$(write_series "$work/out" "$d" "$prefix" "$from" "${TIPS[$i]}")
 	from=${TIPS[$i]}
-	gen=$(cd "$work/out/$d" && find . -maxdepth 1 -name '*.patch' | sed "s#^\./#$prefix#" | sort)
-	number_kept "$work/out" $((n_kept + $(echo "$gen" | grep -c . || true))) $kept
-	SERIES_NAMES[$i]=$(printf '%s\n' $kept $gen)
 	NAMES=$NAMES${NAMES:+$'\n'}${SERIES_NAMES[$i]}
 done
 want_series=$NAMES
@@ -693,16 +699,8 @@ for i in "${!DIRS[@]}"; do
 	for s in ${SECTIONS[$i]}; do
 		section "$s"
 	done
-	kept=$(hand_kept "$d/" "$PATCHES/$d")
-	n_kept=$(echo "$kept" | grep -c . || true)
-	mkdir -p "$postout/$d"
-	[ "$based" = "$(git rev-parse HEAD)" ] ||
-		git format-patch -q --numbered --start-number $((n_kept + 1)) --no-signature \
-			-o "$postout/$d" "$based..HEAD"
-	gen=$(cd "$postout/$d" && find . -maxdepth 1 -name '*.patch' | sed "s#^\./#$d/#" | sort)
-	number_kept "$postout" $((n_kept + $(echo "$gen" | grep -c . || true))) $kept
-	POST_NAMES[$i]=$(printf '%s\n' $kept $gen)
 	POST_TIPS[$i]=$(git rev-parse HEAD)
+	POST_NAMES[$i]=$(write_series "$postout" "$d" "$d/" "$based" "${POST_TIPS[$i]}")
 	POST_DEFS[$i]=${DEFS[*]}
 	cp -a "$raw" "$scratch/raw-$i"
 
