@@ -20,6 +20,15 @@
 # make mutants KVM bugs put back, each must be caught; must-pass ones passed;
 #              KVM is a module: up to MUTANTS_PER_BOOT (4) of them share a
 #              boot, each judged apart (docs/testbed.md)
+# make coverage  which lines, branches and functions of KVM's interrupt
+#              delivery code the suite runs: KVM's modules built with gcov,
+#              the whole list on each platform (COVERAGE_PLATFORMS=, default
+#              PLATFORMS but the stock kernel), the counts brought back and
+#              summed (scripts/kvm-coverage.sh, docs/coverage.md)
+# make mutation  SEED=S N=N automatic mutants of that code, N per file drawn
+#              with seed S on lines make coverage executed, each booted with
+#              its platform's whole list: killed, crashed, survived
+#              (scripts/mutation.sh, docs/mutation.md); not in make check
 # make unit    the project's own host-only tests; make help: this text
 # scripts/try.sh TEST.c  one test from its source on one kernel and platform
 #              (docs/testbed.md, "One test alone")
@@ -68,11 +77,11 @@ ifeq ($(KERNELS),)
 $(error stopped by the error above)
 endif
 endif
-export APICV BOCHS BUILD DEBUG DEPS KSRC KERNELS LOAD MIRROR_LOOKUP RUNS MUTANT MUTANT_PLATFORMS \
+export APICV BOCHS BUILD COVERAGE_FILES COVERAGE_PLATFORMS DEBUG MUTATION_PLATFORMS N SEED DEPS KSRC KERNELS LOAD MIRROR_LOOKUP RUNS MUTANT MUTANT_PLATFORMS \
 	PLATFORMS QEMU RESULTS SIGN STRICT TEST_TIMEOUT
 EACH = scripts/each-kernel.sh
 
-.PHONY: all help deps kernel headers patches patches-check tests host-tests initramfs run mutants flakes bench unit check clean
+.PHONY: all help deps kernel headers patches patches-check tests host-tests initramfs run mutants coverage mutation flakes bench unit check clean
 
 all: initramfs
 
@@ -119,6 +128,15 @@ run: $(if $(filter-out host,$(PLATFORMS)),initramfs,host-tests)
 
 mutants: initramfs
 	@$(EACH) -p -c mutants scripts/mutants.sh
+
+# The kernels side by side, their coverage kernels' builds and boots too
+coverage: initramfs
+	@$(EACH) -p scripts/kvm-coverage.sh
+
+# One kernel after the other: each mutant's build holds its kernel's tree,
+# and the boots of both would share the slots anyway
+mutation: initramfs
+	@$(EACH) scripts/mutation.sh
 
 # The kernels side by side, their runs sharing the emulator slots
 flakes: initramfs

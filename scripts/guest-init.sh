@@ -84,6 +84,31 @@ unload_kvm() {
 	echo "<5>kvmipi: KVM's modules unloaded" >/dev/kmsg
 }
 
+# dump_gcov: with kvmipi.gcov (make coverage, scripts/kvm-coverage.sh),
+# the gcov counts of KVM's modules, read from debugfs (whose files say
+# size 0: each is read whole first), as a gzipped tar in base64 between
+# "kvmgcov: begin" and "kvmgcov: end N MD5" (N lines, MD5 of the archive),
+# which the host checks: a lost or garbled line is a failed dump.
+dump_gcov() {
+	grep -qw kvmipi.gcov /proc/cmdline || return 0
+	if [ ! -d /sys/kernel/debug/gcov ]; then
+		echo "<3>kvmgcov: no /sys/kernel/debug/gcov: not the coverage kernel" >/dev/kmsg
+		return 0
+	fi
+	rm -rf /tmp/gcov
+	find /sys/kernel/debug/gcov -name '*.gcda' | while read -r f; do
+		mkdir -p "/tmp/gcov${f%/*}"
+		cat "$f" >"/tmp/gcov$f"
+	done
+	tar -C /tmp/gcov -czf /tmp/gcov.tgz sys
+	base64 /tmp/gcov.tgz >/tmp/gcov.b64
+	echo "<5>kvmgcov: begin" >/dev/kmsg
+	while IFS= read -r line; do
+		echo "<5>kvmgcov: $line" >/dev/kmsg
+	done </tmp/gcov.b64
+	echo "<5>kvmgcov: end $(wc -l </tmp/gcov.b64) $(md5sum </tmp/gcov.tgz | cut -d' ' -f1)" >/dev/kmsg
+}
+
 # run_suite LIST: the suite on LIST, its lines to the console
 run_suite() {
 	sh /suite.sh /tests "${limit:-300}" "$1" 2>&1 | while IFS= read -r line; do
@@ -159,6 +184,7 @@ else
 	filter_list "/tests/${list:-tests.list}" /tmp/tests.list
 	if load_kvm /lib/kvm; then
 		run_suite /tmp/tests.list
+		dump_gcov
 	else
 		# no END: the run fails (suite-completed), every test with no result
 		echo "<3>kvmipi: KVM's modules did not load: no test runs" >/dev/kmsg

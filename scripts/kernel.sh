@@ -19,6 +19,9 @@
 # --headers: the patched tree and its UAPI headers, no kernel (the tests
 # for PLATFORMS=host).  --stock: after the kernel, the stock kernel
 # (build/<kernel>/bzImage-stock): the same without the series' KVM patches.
+# --gcov: the coverage kernel (make coverage, scripts/kvm-coverage.sh): the
+# same with configs/gcov.config in build/<kernel>/kbuild-gcov, KVM's modules
+# alone profiled by gcov, -> build/<kernel>/bzImage-gcov and its modules.
 #
 # KVM is built as modules (configs/testbed.config): beside each bzImage, its
 # set of kvm.ko, kvm-intel.ko and kvm-amd.ko as an initramfs archive,
@@ -32,6 +35,12 @@ set -euo pipefail
 
 FRAGMENTS=("$FRAGMENT")
 [ -z "$DEBUG" ] || FRAGMENTS+=("$TOP/configs/debug.config")
+if [ "${1:-}" = --gcov ]; then
+	[ -z "$DEBUG$PRISTINE" ] || die "--gcov: the coverage kernel is the normal one's, without DEBUG or PRISTINE"
+	FRAGMENTS+=("$TOP/configs/gcov.config")
+	KOUT=$KB/kbuild-gcov
+	BZIMAGE=$KB/bzImage-gcov
+fi
 unset DEBUG	# ours: the kernel's tools/ Makefiles read DEBUG=1 as "-O0"
 
 # The source files that the series' patches and the kvm_util diffs
@@ -380,6 +389,23 @@ build() {
 	pack_kvm_modules "$KOUT" "$(kvm_modules_of "$BZIMAGE")"
 }
 
+# The coverage kernel: bzImage as configured (gcov's support in it, nothing
+# of it profiled), then the modules with GCOV_PROFILE=y: a modules-only make
+# compiles no built-in object, so KVM's modules (and what only KVM needs)
+# alone carry gcov's counters.  Their .gcno files stay in $KOUT.
+build_gcov() {
+	local cc
+	cc=$(kbuild_cc)
+	export CCACHE_BASEDIR=$BUILD
+	say "building the coverage kernel and KVM's modules with gcov ($JOBS jobs, CC=$cc)"
+	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" bzImage
+	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" GCOV_PROFILE=y modules
+	[ -f "$KOUT/arch/x86/kvm/lapic.gcno" ] ||
+		die "$KOUT/arch/x86/kvm/lapic.gcno missing: KVM's modules were not built with gcov"
+	put_file "$KOUT/arch/x86/boot/bzImage" "$BZIMAGE"
+	pack_kvm_modules "$KOUT" "$(kvm_modules_of "$BZIMAGE")"
+}
+
 # The stock kernel: the tree as built above, without the series' KVM
 # patches (the selftests ones do not touch the kernel), as kselftest CI has
 # it until they are merged.  Cheap: the files those patches touch are put
@@ -475,6 +501,10 @@ if [ "${1:-}" = --headers ]; then
 	exit 0
 fi
 configure
-build
+if [ "${1:-}" = --gcov ]; then
+	build_gcov
+else
+	build
+fi
 say "kernel ready: $BZIMAGE"
 [ "${1:-}" != --stock ] || build_stock

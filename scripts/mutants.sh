@@ -41,14 +41,18 @@ set -uo pipefail
 MUTANT_TESTS=(kvm/x2apic_fastpath_stat_test kvm/x2apic_fastpath_vm_state_test
 	      kvm/x2apic_fastpath_nested_test "kvm/x2apic_ipi_matrix_test -d")
 # MUTANT=GLOB runs only the mutants whose names match (e.g. MUTANT='svm-*')
-MUTANTS=("$TOP"/mutants/$KERNEL/${MUTANT:-*}.patch)
+# MUTANTS_DIR=DIR: the mutants there instead (make mutation's, generated),
+# built and booted under MUTANTS_OUT=DIR, each running MUTANT_TESTS_LIST=FILE
+# where set (a platform's whole list) rather than MUTANT_TESTS.
+MUTANTS=("${MUTANTS_DIR:-$TOP/mutants/$KERNEL}"/${MUTANT:-*}.patch)
 for p in "$TOP"/mutants/$KERNEL/must-pass/${MUTANT:-*}.patch; do
+	[ -z "${MUTANTS_DIR:-}" ] || break
 	[ ! -e "$p" ] || MUTANTS+=("$p")
 done
 [ -e "${MUTANTS[0]}" ] || MUTANTS=("${MUTANTS[@]:1}")
 ALTERNATE=(bochs-vmx bochs-svm)
 top_results=$RESULTS
-mutants_out=$KB/mutants
+mutants_out=${MUTANTS_OUT:-$KB/mutants}
 if [ -n "${APICV:-}" ]; then
 	# Posted-interrupt mistakes: only a platform with APICv runs that code,
 	# and only a Bochs with the fixes of docs/reports/bochs-*.md gives one.
@@ -335,6 +339,8 @@ while read -r patch platforms <&3; do
 	tests=$(header Tests "$patch")
 	if [ -n "$tests" ]; then
 		tr ';' '\n' <<<"$tests" | sed 's/^ *//; s/ *$//'
+	elif [ -n "${MUTANT_TESTS_LIST:-}" ]; then
+		cat "$MUTANT_TESTS_LIST"
 	else
 		printf '%s\n' "${MUTANT_TESTS[@]}"
 	fi >"$dir/tests.list"
