@@ -36,9 +36,9 @@ phase() {	# phase NAME COMMAND...: run it, note its wall time and CPU use
 	say "phase $1: $((SECONDS - start)) s, CPUs $use% busy"
 }
 
-# The committed series against the sources, first: the build regenerates
-# patches/ (make tests needs make patches), so a stale series checked
-# after it would pass.  The sources come first (make deps: a new machine
+# The committed series against the sources, first: the build renders the
+# series into build/ and never writes patches/, so a stale committed series
+# would be built around, not seen.  The sources come first (make deps: a new machine
 # has none yet), and a kernel whose source is still missing fails the
 # check: it was not compared.
 patches_check() {

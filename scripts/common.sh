@@ -198,6 +198,11 @@ PATCHES=$TOP/patches/$KERNEL	# the series for this kernel, each in a directory:
 # the core one in $PATCHES, each regression series in
 # $PATCHES/regression/NN-NAME/, the test bed's in $PATCHES/testbed/; they
 # apply in that order (patches/$KERNEL/series lists every patch so).
+# RENDERED: the series as this checkout's selftests/, lib/ and
+# patches/selftests.msg render it for this kernel's tree, with a "series"
+# file (scripts/patches.sh --render): what make run and make check build
+# and apply.  They never write patches/: only make patches does.
+RENDERED=$KB/series-rendered
 # series_dirs: those directories, relative to $PATCHES ("." for the
 # core), in the order they apply; with -a, also those that a series
 # check or README's recipe would not know (any other directory holding
