@@ -20,6 +20,9 @@
 # make mutants KVM bugs put back, each must be caught; must-pass ones passed;
 #              KVM is a module: up to MUTANTS_PER_BOOT (4) of them share a
 #              boot, each judged apart (docs/testbed.md)
+# make bisect-step  KSRC=/path/to/linux: one step of a bisection on that
+#              tree's commit, in a scratch clone: exit 0 good, 1 bad, 125
+#              cannot test; git bisect run calls scripts/bisect-step.sh
 # make unit    the project's own host-only tests; make help: this text
 # scripts/try.sh TEST.c  one test from its source on one kernel and platform
 #              (docs/testbed.md, "One test alone")
@@ -48,7 +51,10 @@ BUILD ?= $(CURDIR)/build
 # them (MIRROR_LOOKUP, scripts/kernels.sh), and deps checks only what the
 # build needs (DEPS=build, scripts/deps.sh).
 offline_goals := clean help unit patches patches-check
-ifneq ($(filter-out $(offline_goals),$(or $(MAKECMDGOALS),all)),)
+# make bisect-step checks its settings, platforms and kernel itself, at each
+# step, and says which it could not test (scripts/bisect-step.sh)
+self_checked := bisect-step
+ifneq ($(filter-out $(offline_goals) $(self_checked),$(or $(MAKECMDGOALS),all)),)
 PLATFORMS := $(shell PLATFORMS="$(PLATFORMS)" KERNEL="$(KERNEL)" KSRC="$(KSRC)" QEMU="$(QEMU)" \
 		BOCHS="$(BOCHS)" DEBUG="$(DEBUG)" STRICT="$(STRICT)" scripts/platforms.sh check)
 ifneq ($(.SHELLSTATUS),0)
@@ -61,7 +67,7 @@ MIRROR_LOOKUP :=
 DEPS := build
 endif
 # make help and make clean need no kernel
-ifneq ($(filter-out clean help,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean help $(self_checked),$(or $(MAKECMDGOALS),all)),)
 KERNELS := $(shell KERNEL="$(KERNEL)" KSRC="$(KSRC)" PLATFORMS="$(PLATFORMS)" DEBUG="$(DEBUG)" \
 		STRICT="$(STRICT)" MIRROR_LOOKUP=$(MIRROR_LOOKUP) scripts/kernels.sh)
 ifeq ($(KERNELS),)
@@ -72,7 +78,7 @@ export APICV BOCHS BUILD DEBUG DEPS KSRC KERNELS LOAD MIRROR_LOOKUP RUNS MUTANT 
 	PLATFORMS QEMU RESULTS SIGN STRICT TEST_TIMEOUT
 EACH = scripts/each-kernel.sh
 
-.PHONY: all help deps render kernel headers patches patches-check tests host-tests initramfs run mutants flakes bench unit check clean
+.PHONY: all help deps render kernel headers patches patches-check tests host-tests initramfs run mutants flakes bench bisect-step unit check clean
 
 all: initramfs
 
@@ -134,6 +140,13 @@ flakes: initramfs
 bench: initramfs
 	@$(EACH) scripts/bench.sh
 	@scripts/bench-compare.sh
+
+# One step of a bisection, by hand: KSRC= is the tree at the commit to
+# test.  git bisect run calls scripts/bisect-step.sh itself: make turns its
+# 125 ("cannot test") into 2, which git reads as "bad".
+bisect-step:
+	@$(if $(KSRC),,$(error make bisect-step needs KSRC=/path/to/linux, the tree being bisected))
+	@scripts/bisect-step.sh
 
 unit:
 	@scripts/unit.sh
