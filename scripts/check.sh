@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make check: on every kernel of $KERNELS, that the committed series are what
-# the sources render (before the build, whose make patches would rewrite
-# them), host-only tests, README's in-tree
+# the sources render (before the build, which renders its own into build/
+# and never writes patches/), host-only tests, README's in-tree
 # recipe (scripts/intree.sh), the full suite on every platform, then the
 # mutants (fastpath bugs put back must be caught).  Prints each phase's wall
 # time and ends with the total "N passed, N failed, N skipped" over all of
