@@ -1,43 +1,64 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make run     build each patched kernel and the tests, run the suite on every
-#              emulated platform (PLATFORMS="bochs-vmx qemu-svm qemu-kvm host")
+# make run     build each patched kernel and the tests, run the suite on
+#              every platform of PLATFORMS= (below) and both kernels, print a
+#              platform x kernel table and "N passed, N failed, N skipped"
 # make check   the project's own tests (unit, patch hygiene, README's in-tree
 #              recipe), make run and make mutants (fastpath bugs put back
 #              must be caught); writes build/results/summary.md
-#
+# make         (make all) what make run needs, built: make initramfs
+# make deps    install (Debian, as root) or name the packages the build and
+#              the platforms need; download the 7.x source and QEMU
+# make render  the series as selftests/, lib/ and patches/selftests.msg
+#              render them, into build/<kernel>/series-rendered/ (what the
+#              build applies: a build never writes patches/)
+# make kernel  the patched kernel and KVM's modules (scripts/kernel.sh)
+# make headers the patched tree's UAPI headers alone (PLATFORMS=host)
+# make tests   the KVM selftests, ours included, built and installed
+# make host-tests  the same against the headers alone (PLATFORMS=host)
+# make initramfs   the guest's initramfs: busybox, the tests, their lists
 # make patches regenerate each kernel's series (the core, regression/*/,
-#              testbed/) from selftests/, lib/ and patches/selftests.msg,
-#              each with its tree's fastpath rule (scripts/patches.sh),
-#              and build/<kernel>/post/, to post: the core, and each
-#              regression series made on the core and what it needs only;
-#              SIGN=1 also writes those signed with your git identity to
-#              build/<kernel>/signed/ (the committed series keeps a
-#              placeholder author)
+#              testbed/) in patches/, each with its tree's fastpath rule
+#              (scripts/patches.sh), and build/<kernel>/post/, to post: the
+#              core, and each regression series made on the core and what
+#              it needs only; SIGN=1 also writes those signed with your git
+#              identity to build/<kernel>/signed/
+# make patches-check  fail where patches/ is not what the sources render
 # make flakes  RUNS=N runs of each platform's list on one build, counted per
 #              test with every failing point (a measurement, docs/reliability.md)
 # make bench   IPI latency and ICR write cost, fastpath on / off (docs/bench.md)
 # make mutants KVM bugs put back, each must be caught; must-pass ones passed;
 #              KVM is a module: up to MUTANTS_PER_BOOT (4) of them share a
-#              boot, each judged apart (docs/testbed.md)
+#              boot, each judged apart (docs/testbed.md); MUTANT=GLOB only
+#              those, MUTANT_PLATFORMS= on those platforms, APICV=1 (with
+#              BOCHS=) the posted-interrupt mutants
 # make bisect-step  KSRC=/path/to/linux: one step of a bisection on that
 #              tree's commit, in a scratch clone: exit 0 good, 1 bad, 125
 #              cannot test; git bisect run calls scripts/bisect-step.sh
-# make unit    the project's own host-only tests; make help: this text
+# make unit    the project's own host-only tests (offline, as any user)
+# make clean   remove BUILD; make help: this text
 # scripts/try.sh TEST.c  one test from its source on one kernel and platform
 #              (docs/testbed.md, "One test alone")
 #
 # KERNEL=6.12 or 7.3 (any patches/<kernel>/) works on that kernel only;
 # by default every target covers 6.12 and the newest 7.x whose source the
 # Debian mirror serves (scripts/kernels.sh).
-# KSRC=/path/to/linux uses that tree (a 6.12 or 7.x one, that kernel only)
-# instead of Debian's linux-source package: needed off Debian.  Everything
-# generated goes under build/ (BUILD=...).
+# KSRC=/path/to/linux uses that tree (of a version below, that kernel
+# only) instead of Debian's linux-source package: needed off Debian.
+# BUILD=DIR: everything generated goes there (default build/); RESULTS=DIR
+# the results (default build/results/).
+# PLATFORMS="P ..." the platforms below (default: those this machine can
+# run); QEMU=/path/to/qemu-system-x86_64 and BOCHS=/path/to/bochs instead
+# of those make deps gets.
+# DEBUG=1 the kernel with lockdep, KASAN and more (configs/debug.config).
 # A run that tested nothing on a kernel or platform asked for fails;
 # STRICT=1 also fails one that proved no fastpath point (every ": path"
 # point SKIPped: e.g. qemu-svm alone).
 # LOAD=N[,M] loads the test kernel: N processes spin and M wake and sleep
 # beside the tests (kvmipi.load=, scripts/guest-init.sh).
+# TEST_TIMEOUT=S each test's limit in the guest (default 300 s, 900 s under
+# DEBUG=1), on PLATFORMS=host and in make bench (1200 s);
+# JOBS=N the build's jobs (default: one per CPU).
 
 BUILD ?= $(CURDIR)/build
 # The platforms (PLATFORMS=, else those this machine can run), checked first,
@@ -74,8 +95,10 @@ ifeq ($(KERNELS),)
 $(error stopped by the error above)
 endif
 endif
-export APICV BOCHS BUILD DEBUG DEPS KSRC KERNELS LOAD MIRROR_LOOKUP RUNS MUTANT MUTANT_PLATFORMS \
+export APICV BOCHS BUILD DEBUG DEPS JOBS KSRC KERNELS LOAD MIRROR_LOOKUP RUNS MUTANT MUTANT_PLATFORMS \
 	PLATFORMS QEMU RESULTS SIGN STRICT TEST_TIMEOUT
+# set here, for the scripts: not the user's (make help leaves them out)
+internal_vars := DEPS KERNELS MIRROR_LOOKUP
 EACH = scripts/each-kernel.sh
 
 .PHONY: all help deps render kernel headers patches patches-check tests host-tests initramfs run mutants flakes bench bisect-step unit check clean
@@ -157,6 +180,9 @@ check:
 clean:
 	rm -rf $(BUILD)
 
-# the goals and variables, from this file's head comment
+# the goals and variables, from this file's head comment; the platforms and
+# the kernel trees from the lists the scripts check them against
+# (scripts/tests/help.test checks that it names every goal and variable)
 help:
 	@sed -n '3,/^$$/s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@scripts/platforms.sh help
