@@ -36,6 +36,56 @@ esac
 # and $RESULTS.
 KERNELS_SUPPORTED=$(cd "$TOP/patches" && ls -d [0-9]*.[0-9]* | sort -V | tr '\n' ' ')
 KERNELS_SUPPORTED=${KERNELS_SUPPORTED% }
+# supported_trees [--line|--markdown]: the kernel trees this project
+# supports, each with the series (KERNEL=) and the fastpath rule it takes,
+# as kernel_of_version (below) decides: the one table that make help, a
+# refused KSRC= and README (its "trees" block, checked by make unit)
+# print.  Default: lines for make help; --line: one line, for messages;
+# --markdown: README's table.
+supported_trees() {
+	local k range rule rows=() first7= line=
+	for k in $KERNELS_SUPPORTED; do
+		case $k in
+		6.12) rule="6.12's rule: a single target" ;;
+		*) rule="$k's rule: fast delivery with the vPMU gate" ;;
+		esac
+		case $k in
+		7.*)
+			first7=${first7:-$k}
+			range="$k and later"
+			[ "$k" = "$(printf '%s\n' $KERNELS_SUPPORTED | grep '^7\.' | sort -V | tail -1)" ] ||
+				range="$k up to the next 7.x series" ;;
+		*) range="$k.y" ;;
+		esac
+		rows+=("$range	$k	$rule")
+	done
+	local others="any other version is refused"
+	[ -z "$first7" ] || [ "${first7#7.}" = 0 ] || others="$others (6.13 to 7.$((${first7#7.} - 1)) included)"
+	case ${1:-} in
+	--line)
+		for k in "${rows[@]}"; do
+			IFS=$'\t' read -r range kernel rule <<<"$k"
+			line="$line${line:+; }Linux $range takes KERNEL=$kernel, $rule"
+		done
+		echo "$line; $others" ;;
+	--markdown)
+		echo "| Linux tree | KERNEL= | series and fastpath rule |"
+		echo "|---|---|---|"
+		for k in "${rows[@]}"; do
+			IFS=$'\t' read -r range kernel rule <<<"$k"
+			echo "| $range | $kernel | $rule |"
+		done
+		echo "| ${others/ is refused/} | - | refused, before anything is built |" ;;
+	*)
+		echo "Kernel trees (KSRC=, else Debian's linux-source-<kernel>):"
+		for k in "${rows[@]}"; do
+			IFS=$'\t' read -r range kernel rule <<<"$k"
+			printf '  Linux %-16s KERNEL=%-5s %s\n' "$range" "$kernel" "$rule"
+		done
+		echo "  $others" ;;
+	esac
+}
+
 KERNEL=${KERNEL:-6.12}
 case " $KERNELS_SUPPORTED " in
 *" $KERNEL "*) ;;
@@ -55,9 +105,9 @@ esac
 ksrc_problem() {
 	[ -n "${KSRC:-}" ] || return 0
 	if [ ! -d "$KSRC" ]; then
-		echo "KSRC=$KSRC: no such directory: set KSRC to your Linux 6.12 or 7.x tree"
+		echo "KSRC=$KSRC: no such directory: set KSRC to your kernel tree. $(supported_trees --line)"
 	elif [ -f "$KSRC/patches/selftests.msg" ] && [ -f "$KSRC/scripts/each-kernel.sh" ]; then
-		echo "KSRC=$KSRC is this project, not a Linux tree: set KSRC to your Linux 6.12 or 7.x tree (with or without the series applied), or leave it unset for Debian's linux-source"
+		echo "KSRC=$KSRC is this project, not a Linux tree: set KSRC to your kernel tree (with or without the series applied), or leave it unset for Debian's linux-source. $(supported_trees --line)"
 	elif [ ! -f "$KSRC/Makefile" ] || [ ! -d "$KSRC/arch/x86/kvm" ]; then
 		echo "KSRC=$KSRC is not a Linux source tree (it has no Makefile and arch/x86/kvm/)"
 	fi
@@ -292,57 +342,6 @@ source_origin() {
 	fi
 }
 
-# supported_trees [--line|--markdown]: the kernel trees this project
-# supports, each with the series (KERNEL=) and the fastpath rule it takes,
-# as kernel_of_version below decides: the one table that make help, a
-# refused KSRC= and README (its "trees" block, checked by make unit)
-# print.  Default: lines for make help; --line: one line, for messages;
-# --markdown: README's table.
-supported_trees() {
-	local k range rule rows=() first7= line=
-	for k in $KERNELS_SUPPORTED; do
-		case $k in
-		6.12) rule="6.12's rule: a single target" ;;
-		*) rule="$k's rule: fast delivery with the vPMU gate" ;;
-		esac
-		case $k in
-		7.*)
-			first7=${first7:-$k}
-			range="$k and later"
-			[ "$k" = "$(printf '%s\n' $KERNELS_SUPPORTED | grep '^7\.' | sort -V | tail -1)" ] ||
-				range="$k up to the next 7.x series" ;;
-		*) range="$k.y" ;;
-		esac
-		rows+=("$range	$k	$rule")
-	done
-	local others="any other version is refused"
-	[ -z "$first7" ] || [ "${first7#7.}" = 0 ] || others="$others (6.13 to 7.$((${first7#7.} - 1)) included)"
-	case ${1:-} in
-	--line)
-		for k in "${rows[@]}"; do
-			IFS=$'\t' read -r range kernel rule <<<"$k"
-			line="$line${line:+; }Linux $range takes KERNEL=$kernel ($rule)"
-		done
-		echo "$line; $others" ;;
-	--markdown)
-		echo "| Linux tree | KERNEL= | series and fastpath rule |"
-		echo "|---|---|---|"
-		for k in "${rows[@]}"; do
-			IFS=$'\t' read -r range kernel rule <<<"$k"
-			echo "| $range | $kernel | $rule |"
-		done
-		echo
-		echo "${others^}." ;;
-	*)
-		echo "Kernel trees (KSRC=, else Debian's linux-source-<kernel>):"
-		for k in "${rows[@]}"; do
-			IFS=$'\t' read -r range kernel rule <<<"$k"
-			printf '  Linux %-16s KERNEL=%-5s %s\n' "$range" "$kernel" "$rule"
-		done
-		echo "  $others" ;;
-	esac
-}
-
 # kernel_of_version VERSION: the series for a kernel version: 6.12 for
 # 6.12.y; for 7.x the newest 7.x series not newer than it (a 7.4 tree takes
 # 7.3's).
@@ -462,7 +461,7 @@ extract_source() {
 	rmdir "$tmp"
 	ver=$(make -s -C "$dest" kernelversion)
 	[ "$(kernel_of_version "$ver")" = "$KERNEL" ] ||
-		die "kernel tree is version $ver, the KERNEL=$KERNEL series targets $KERNEL"
+		die "kernel tree is version $ver, the KERNEL=$KERNEL series targets $KERNEL. $(supported_trees --line)"
 }
 
 # restore_series_files: the series check (series-check.sh) writes the files
