@@ -93,6 +93,7 @@ printf '  %-10s %4d s\n' total $((SECONDS - t0))
 echo "  patches $pp/$pf/$ps, unit $up/$uf/$us, intree $tp/$tf/$ts, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
 echo "$drift"
 # a run that proved no path says so here too, where a CI log's tail is read
+[ ! -f "$top/run.unproved" ] || { echo; cat "$top/run.unproved"; }
 [ ! -f "$top/run.nopath" ] || { echo; cat "$top/run.nopath"; }
 # what failed, again where the tail of a CI log shows it: each phase's
 # "not ok" lines, and each failed test of make run with its failing points

@@ -200,6 +200,22 @@ kvm_only() {
 	done
 }
 
+# run_counts ROWS: a run's "passed failed skipped expected-failures" from
+# its rows (report.awk): an expected failure (a test that failed exactly
+# at the points of a proven platform defect, scripts/expected-failures)
+# counts as passed, and is counted apart; the test rows suite-completed and
+# guest-kernel-clean are counted as tests
+run_counts() {
+	awk -F'\t' '$3 == "pass" { p++ } $3 == "xfail" { p++; x++ } $3 == "fail" { f++ }
+		$3 == "skip" { s++ } END { print p + 0, f + 0, s + 0, x + 0 }' "$1"
+}
+# path_points KTAP: "proved all" of its fastpath points (": path"): those
+# that passed, of all
+path_points() {
+	awk '/(not )?ok [0-9]+ .*: path( #|$)/ {
+		n++; if ($0 !~ /not ok/ && $0 !~ /# SKIP/) p++ } END { print p + 0, n + 0 }' "$@"
+}
+
 # no_test_ran ROWS KTAP: why a platform's run (its rows.tsv and KTAP,
 # report.awk) tested nothing, when every test SKIPped: the first reason a
 # test gave; nothing when one ran, or when it was not started on purpose

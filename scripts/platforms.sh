@@ -302,6 +302,15 @@ platform_what() {
 	host) echo "no guest: this machine's running kernel and /dev/kvm, not emulated" ;;
 	esac
 }
+# path_unprovable P: why no fastpath point (": path") can be proved on
+# platform P whatever the kernel does, or nothing where one can (STRICT=1
+# asks every kernel x platform that can for one: each-kernel.sh)
+path_unprovable() {
+	case $1 in
+	qemu-svm) echo "QEMU TCG offers no NRIPS: KVM's SVM fastpath never runs there" ;;
+	bochs-vmx-stock) echo "the stock kernel has no fastpath stat to prove a path with" ;;
+	esac
+}
 # platforms_help: the platforms, each with what runs it (make help)
 platforms_help() {
 	local p
