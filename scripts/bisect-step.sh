@@ -75,6 +75,8 @@ log=$BUILD/step.log
 scratch=$BUILD/tree
 if [ "$(cat "$scratch.origin" 2>/dev/null)" != "$tree" ]; then
 	rm -rf "$scratch" "$scratch.origin"
+	# the kernels' trees were copied from another repository's: anew
+	rm -f "$BUILD"/[0-9]*/linux/.kvmipi-origin "$BUILD"/[0-9]*/bisect.commit
 	git clone -q --shared --no-checkout "$tree" "$scratch" >>"$log" 2>&1 ||
 		skip "cannot clone $tree into $scratch (log: $log)"
 	echo "$tree" >"$scratch.origin"
@@ -115,6 +117,14 @@ build_step() {
 	export PLATFORMS
 	stage "deps (make deps)" "$TOP/scripts/deps.sh"
 	stage "the source" "$TOP/scripts/kernel.sh" --prepare
+	# the tree is copied onto the one of this kernel's last step (make
+	# kernel rebuilds what changed): the files this commit does not have go
+	prev=$(cat "$BUILD/$kernel/bisect.commit" 2>/dev/null)
+	if [ -n "$prev" ] && [ "$prev" != "$full" ]; then
+		git -C "$scratch" diff --no-renames --diff-filter=D --name-only -z "$prev" "$full" |
+			(cd "$BUILD/$kernel/linux" && xargs -0 rm -f --) >>"$log" 2>&1
+	fi
+	echo "$full" >"$BUILD/$kernel/bisect.commit"
 	stage "rendering the series" "$TOP/scripts/patches.sh" --render
 	for p in $PLATFORMS; do
 		[ "$p" != bochs-vmx-stock ] || stock=--stock
