@@ -89,7 +89,7 @@ export KSRC=$scratch
 # The series this tree's version takes: refused before anything is built
 ver=$(make -s -C "$scratch" kernelversion 2>>"$log")
 [ -n "$ver" ] || skip "no kernel version ('make kernelversion' failed in the tree, log: $log)"
-kernel=$(KERNEL= PLATFORMS= "$TOP/scripts/kernels.sh" 2>"$BUILD/kernels.err") || {
+kernel=$(KERNEL='' PLATFORMS='' "$TOP/scripts/kernels.sh" 2>"$BUILD/kernels.err") || {
 	cat "$BUILD/kernels.err" >>"$log"
 	skip "$(sed -n 's/^error: //p' "$BUILD/kernels.err" | tail -1)"
 }
