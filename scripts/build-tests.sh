@@ -40,7 +40,7 @@ ours=() runner=() nonroot=()
 for t in "$TOP"/selftests/kvm/x86/*.c; do
 	t=${t##*/}
 	grep -q "$ARCH_DIR/${t%.c}\$" "$KVM/$KVM_MAKEFILE" ||
-		die "$t is not in $KVM/$KVM_MAKEFILE: run 'make patches' (are the selftests patches in patches/$KERNEL/series?)"
+		die "$t is not in $KVM/$KVM_MAKEFILE: run 'make render' (are the selftests patches in its series?)"
 	case $t in
 	*_bench.c) ;;
 	# 8 vCPUs on one CPU: the test bed's choice (the default is one per
@@ -82,7 +82,7 @@ build_variant() {
 put_other_rule() {
 	cp -r "$KB/other-rule/." .
 }
-[ -d "$KB/other-rule" ] || die "no $KB/other-rule: run 'make patches' (scripts/patches.sh writes it)"
+[ -d "$KB/other-rule" ] || die "no $KB/other-rule: run 'make render' (scripts/patches.sh --render writes it)"
 [ -n "$(ls -A "$KB/other-rule")" ] ||
 	say "warning: no file of the series differs under the other fastpath rule: the *.other-rule tests are the tests themselves, and must fail"
 build_variant other-rule put_other_rule 1 "${WRONG_RULE_TESTS[@]}"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make check: on every kernel of $KERNELS, that the committed series are what
-# the sources render (before the build, whose make patches would rewrite
-# them), host-only tests, README's in-tree
+# the sources render (before the build, which renders its own into build/
+# and never writes patches/), host-only tests, README's in-tree
 # recipe (scripts/intree.sh), the full suite on every platform, then the
 # mutants (fastpath bugs put back must be caught).  Prints each phase's wall
 # time and ends with the total "N passed, N failed, N skipped" over all of
@@ -36,9 +36,9 @@ phase() {	# phase NAME COMMAND...: run it, note its wall time and CPU use
 	say "phase $1: $((SECONDS - start)) s, CPUs $use% busy"
 }
 
-# The committed series against the sources, first: the build regenerates
-# patches/ (make tests needs make patches), so a stale series checked
-# after it would pass.  The sources come first (make deps: a new machine
+# The committed series against the sources, first: the build renders the
+# series into build/ and never writes patches/, so a stale committed series
+# would be built around, not seen.  The sources come first (make deps: a new machine
 # has none yet), and a kernel whose source is still missing fails the
 # check: it was not compared.
 patches_check() {
@@ -93,6 +93,7 @@ printf '  %-10s %4d s\n' total $((SECONDS - t0))
 echo "  patches $pp/$pf/$ps, unit $up/$uf/$us, intree $tp/$tf/$ts, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
 echo "$drift"
 # a run that proved no path says so here too, where a CI log's tail is read
+[ ! -f "$top/run.unproved" ] || { echo; cat "$top/run.unproved"; }
 [ ! -f "$top/run.nopath" ] || { echo; cat "$top/run.nopath"; }
 # what failed, again where the tail of a CI log shows it: each phase's
 # "not ok" lines, and each failed test of make run with its failing points

@@ -36,6 +36,56 @@ esac
 # and $RESULTS.
 KERNELS_SUPPORTED=$(cd "$TOP/patches" && ls -d [0-9]*.[0-9]* | sort -V | tr '\n' ' ')
 KERNELS_SUPPORTED=${KERNELS_SUPPORTED% }
+# supported_trees [--line|--markdown]: the kernel trees this project
+# supports, each with the series (KERNEL=) and the fastpath rule it takes,
+# as kernel_of_version (below) decides: the one table that make help, a
+# refused KSRC= and README (its "trees" block, checked by make unit)
+# print.  Default: lines for make help; --line: one line, for messages;
+# --markdown: README's table.
+supported_trees() {
+	local k range rule rows=() first7= line=
+	for k in $KERNELS_SUPPORTED; do
+		case $k in
+		6.12) rule="6.12's rule: a single target" ;;
+		*) rule="$k's rule: fast delivery with the vPMU gate" ;;
+		esac
+		case $k in
+		7.*)
+			first7=${first7:-$k}
+			range="$k and later"
+			[ "$k" = "$(printf '%s\n' $KERNELS_SUPPORTED | grep '^7\.' | sort -V | tail -1)" ] ||
+				range="$k up to the next 7.x series" ;;
+		*) range="$k.y" ;;
+		esac
+		rows+=("$range	$k	$rule")
+	done
+	local others="any other version is refused"
+	[ -z "$first7" ] || [ "${first7#7.}" = 0 ] || others="$others (6.13 to 7.$((${first7#7.} - 1)) included)"
+	case ${1:-} in
+	--line)
+		for k in "${rows[@]}"; do
+			IFS=$'\t' read -r range kernel rule <<<"$k"
+			line="$line${line:+; }Linux $range takes KERNEL=$kernel, $rule"
+		done
+		echo "$line; $others" ;;
+	--markdown)
+		echo "| Linux tree | KERNEL= | series and fastpath rule |"
+		echo "|---|---|---|"
+		for k in "${rows[@]}"; do
+			IFS=$'\t' read -r range kernel rule <<<"$k"
+			echo "| $range | $kernel | $rule |"
+		done
+		echo "| ${others/ is refused/} | - | refused, before anything is built |" ;;
+	*)
+		echo "Kernel trees (KSRC=, else Debian's linux-source-<kernel>):"
+		for k in "${rows[@]}"; do
+			IFS=$'\t' read -r range kernel rule <<<"$k"
+			printf '  Linux %-16s KERNEL=%-5s %s\n' "$range" "$kernel" "$rule"
+		done
+		echo "  $others" ;;
+	esac
+}
+
 KERNEL=${KERNEL:-6.12}
 case " $KERNELS_SUPPORTED " in
 *" $KERNEL "*) ;;
@@ -55,9 +105,9 @@ esac
 ksrc_problem() {
 	[ -n "${KSRC:-}" ] || return 0
 	if [ ! -d "$KSRC" ]; then
-		echo "KSRC=$KSRC: no such directory: set KSRC to your Linux 6.12 or 7.x tree"
+		echo "KSRC=$KSRC: no such directory: set KSRC to your kernel tree. $(supported_trees --line)"
 	elif [ -f "$KSRC/patches/selftests.msg" ] && [ -f "$KSRC/scripts/each-kernel.sh" ]; then
-		echo "KSRC=$KSRC is this project, not a Linux tree: set KSRC to your Linux 6.12 or 7.x tree (with or without the series applied), or leave it unset for Debian's linux-source"
+		echo "KSRC=$KSRC is this project, not a Linux tree: set KSRC to your kernel tree (with or without the series applied), or leave it unset for Debian's linux-source. $(supported_trees --line)"
 	elif [ ! -f "$KSRC/Makefile" ] || [ ! -d "$KSRC/arch/x86/kvm" ]; then
 		echo "KSRC=$KSRC is not a Linux source tree (it has no Makefile and arch/x86/kvm/)"
 	fi
@@ -165,6 +215,22 @@ kvm_only() {
 	done
 }
 
+# run_counts ROWS: a run's "passed failed skipped expected-failures" from
+# its rows (report.awk): an expected failure (a test that failed exactly
+# at the points of a proven platform defect, scripts/expected-failures)
+# counts as passed, and is counted apart; the test rows suite-completed and
+# guest-kernel-clean are counted as tests
+run_counts() {
+	awk -F'\t' '$3 == "pass" { p++ } $3 == "xfail" { p++; x++ } $3 == "fail" { f++ }
+		$3 == "skip" { s++ } END { print p + 0, f + 0, s + 0, x + 0 }' "$1"
+}
+# path_points KTAP: "proved all" of its fastpath points (": path"): those
+# that passed, of all
+path_points() {
+	awk '/(not )?ok [0-9]+ .*: path( #|$)/ {
+		n++; if ($0 !~ /not ok/ && $0 !~ /# SKIP/) p++ } END { print p + 0, n + 0 }' "$@"
+}
+
 # no_test_ran ROWS KTAP: why a platform's run (its rows.tsv and KTAP,
 # report.awk) tested nothing, when every test SKIPped: the first reason a
 # test gave; nothing when one ran, or when it was not started on purpose
@@ -213,6 +279,11 @@ PATCHES=$TOP/patches/$KERNEL	# the series for this kernel, each in a directory:
 # the core one in $PATCHES, each regression series in
 # $PATCHES/regression/NN-NAME/, the test bed's in $PATCHES/testbed/; they
 # apply in that order (patches/$KERNEL/series lists every patch so).
+# RENDERED: the series as this checkout's selftests/, lib/ and
+# patches/selftests.msg render it for this kernel's tree, with a "series"
+# file (scripts/patches.sh --render): what make run and make check build
+# and apply.  They never write patches/: only make patches does.
+RENDERED=$KB/series-rendered
 # series_dirs: those directories, relative to $PATCHES ("." for the
 # core), in the order they apply; with -a, also those that a series
 # check or README's recipe would not know (any other directory holding
@@ -421,7 +492,7 @@ extract_source() {
 	rmdir "$tmp"
 	ver=$(make -s -C "$dest" kernelversion)
 	[ "$(kernel_of_version "$ver")" = "$KERNEL" ] ||
-		die "kernel tree is version $ver, the KERNEL=$KERNEL series targets $KERNEL"
+		die "kernel tree is version $ver, the KERNEL=$KERNEL series targets $KERNEL. $(supported_trees --line)"
 }
 
 # restore_series_files: the series check (series-check.sh) writes the files

@@ -180,15 +180,27 @@ in_tree() {
 	done
 }
 
-# The patches to apply, in order: patches/series, then $EXTRA_PATCHES (used
-# by scripts/mutants.sh), as absolute paths.
+# The series applied: the one this checkout's sources render
+# (scripts/patches.sh --render, make run's "render"), else the committed
+# one (a script run on its own before any make run)
+series_source() {
+	if [ -f "$RENDERED/series" ]; then
+		echo "$RENDERED"
+	else
+		echo "$PATCHES"
+	fi
+}
+
+# The patches to apply, in order: the series (series_source), then
+# $EXTRA_PATCHES (used by scripts/mutants.sh), as absolute paths.
 wanted_patches() {
-	local p
+	local p src
 	[ -z "$PRISTINE" ] || return 0
+	src=$(series_source)
 	while read -r p; do
-		[ -f "$PATCHES/$p" ] || die "patches/$KERNEL/series names $p, which does not exist"
-		echo "$PATCHES/$p"
-	done < <(grep -v -e "^#" -e "^[[:space:]]*$" "$PATCHES/series")
+		[ -f "$src/$p" ] || die "${src#"$TOP"/}/series names $p, which does not exist"
+		echo "$src/$p"
+	done < <(grep -v -e "^#" -e "^[[:space:]]*$" "$src/series")
 	for p in ${EXTRA_PATCHES:-}; do
 		[ -f "$p" ] || die "EXTRA_PATCHES names $p, which does not exist"
 		echo "$(cd "$(dirname "$p")" && pwd)/${p##*/}"

@@ -17,20 +17,42 @@ want=${KERNEL:-}
 unset KERNEL
 . "$(dirname "$0")/common.sh"
 
+# ksrc_kernel: the series KSRC='s version takes (supported_trees,
+# common.sh), or fail naming its version, KERNEL='s if it differs, and
+# the trees this project supports: before make deps and any copy of it
+ksrc_kernel() {
+	local ver k
+	# common.sh refused what is not a kernel tree (this project included)
+	ver=$(make -s -C "$KSRC" kernelversion) && [ -n "$ver" ] ||
+		die "KSRC=$KSRC: 'make kernelversion' says no version there"
+	k=$(kernel_of_version "$ver")
+	if [ "$k" = unsupported ]; then
+		die "KSRC=$KSRC is Linux $ver${want:+, KERNEL=$want}: this project has no series for it: $(supported_trees --line)"
+	elif [ -n "$want" ] && [ "$k" != "$want" ]; then
+		die "KSRC=$KSRC is Linux $ver, which takes KERNEL=$k's series, not KERNEL=$want's: drop KERNEL=, or set KSRC to a tree KERNEL=$want takes. $(supported_trees --line)"
+	fi
+	case $ver in
+	"$k" | "$k".* | "$k"-*) ;;
+	*) printf 'note: KSRC=%s is Linux %s: %s\n' "$KSRC" "$ver" \
+		"$(supported_trees --line | tr ';' '\n' | grep "KERNEL=$k," | sed 's/^ *//')" >&2 ;;
+	esac
+	echo "$k"
+}
+
 if [ "$(printf '%s\n' ${PLATFORMS:-} | sort -u)" = host ]; then
 	KERNEL_ASKED=$want host_kernel || exit 1
 elif [ -n "$want" ]; then
 	case " $KERNELS_SUPPORTED " in
-	*" $want "*) echo "$want" ;;
-	*) die "KERNEL=$want: use one of $KERNELS_SUPPORTED" ;;
+	*" $want "*) ;;
+	*) die "KERNEL=$want: use one of $KERNELS_SUPPORTED. $(supported_trees --line)" ;;
 	esac
+	if [ -n "${KSRC:-}" ]; then
+		ksrc_kernel
+	else
+		echo "$want"
+	fi
 elif [ -n "${KSRC:-}" ]; then
-	# common.sh refused what is not a kernel tree (this project included)
-	ver=$(make -s -C "$KSRC" kernelversion)
-	k=$(kernel_of_version "$ver")
-	[ "$k" != unsupported ] ||
-		die "KSRC=$KSRC is Linux $ver: this project has series for $KERNELS_SUPPORTED (a 7.x tree takes the newest 7.x series not newer than it)"
-	echo "$k"
+	ksrc_kernel
 else
 	mainline=$(printf '%s\n' $KERNELS_SUPPORTED | grep '^7\.' | sort -rV)
 	pick= lookup=

@@ -51,10 +51,19 @@
 # that rule; scripts/build-tests.sh builds the wrong-rule tests from them.
 #
 #   patches.sh          write what changed under patches/$KERNEL/ (and
-#                       remove the selftests patches the series lost)
+#                       remove the selftests patches the series lost):
+#                       make patches, the only writer of patches/
 #   patches.sh --check  fail if anything there differs from the sources
+#   patches.sh --render write the whole series, as the sources render it,
+#                       to $BUILD/$KERNEL/series-rendered/ (RENDERED,
+#                       common.sh), which the build applies (make run,
+#                       make check): the checkout is left as it is
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+case ${1:-} in
+"" | --check | --render) ;;
+*) die "usage: patches.sh [--check | --render]" ;;
+esac
 
 KVM=tools/testing/selftests/kvm
 # What this kernel's kvm_util calls things that selftests/ and lib/, written
@@ -91,6 +100,11 @@ COVER=0000-cover-letter.txt
 # A KSRC= tree that has the series (kernel.sh): its selftests are its own
 if [ -f "$KTREE/.kvmipi-own-series" ]; then
 	say "KSRC=$KSRC has the series already: patches/$KERNEL/ is not regenerated from it"
+	if [ "${1:-}" = --render ]; then
+		# what is not in the tree yet is applied as committed
+		rm -rf "$RENDERED"
+		cp -r "$PATCHES" "$RENDERED"
+	fi
 	exit 0
 fi
 base_mk=$KTREE/.kvmipi-pristine/$KVM/$KVM_MAKEFILE
@@ -776,7 +790,16 @@ case "${1:-}" in
 		fi
 	done
 	;;
-*)
+--render)
+	rm -rf "$RENDERED.tmp"
+	mkdir -p "$RENDERED.tmp"
+	(cd "$work/out" && cp --parents $NAMES $COVERS "$RENDERED.tmp/")
+	echo "$want_series" >"$RENDERED.tmp/series"
+	rm -rf "$RENDERED"
+	mv "$RENDERED.tmp" "$RENDERED"
+	say "rendered the series into ${RENDERED#"$TOP"/}/ (patches/$KERNEL/ left as it is)"
+	;;
+"")
 	for p in $(stale); do
 		rm -f "$PATCHES/$p"
 		say "removed patches/$KERNEL/$p"

@@ -17,6 +17,8 @@
 #                          and the build lack here, one per line: "WHAT<TAB>DEBIAN<TAB>
 #                          FEDORA", the packages that give it ("- (...)":
 #                          none, and what to do instead)
+#   platforms.sh help      the platforms, each with what runs it, and the
+#                          kernel trees this project supports (make help)
 #
 # Sourced (common.sh does), it gives the same as functions.  For the
 # tests, the machine is injectable: KVMIPI_KVM_DEV (/dev/kvm),
@@ -287,6 +289,38 @@ missing_needs() {
 	done | sort -u
 }
 
+# platform_what P: what runs platform P's guest, in words (make help)
+platform_what() {
+	case $1 in
+	bochs-vmx) echo "Bochs, an emulated Intel CPU with VMX: the fastpath runs there" ;;
+	bochs-svm) echo "Bochs, an emulated AMD CPU with SVM" ;;
+	bochs-*-2cpu) echo "${1%-2cpu} with two CPUs: the tests that need two" ;;
+	bochs-vmx-stock) echo "bochs-vmx booting the kernel without the series' KVM patches" ;;
+	bochs-apicv) echo "a Bochs whose VMX posted interrupts work (BOCHS=): APICv on" ;;
+	qemu-svm) echo "QEMU TCG, an emulated AMD CPU with SVM: the fastpath never runs there" ;;
+	qemu-kvm) echo "QEMU on this machine's KVM (/dev/kvm, nested virtualization), not emulated" ;;
+	host) echo "no guest: this machine's running kernel and /dev/kvm, not emulated" ;;
+	esac
+}
+# path_unprovable P: why no fastpath point (": path") can be proved on
+# platform P whatever the kernel does, or nothing where one can (STRICT=1
+# asks every kernel x platform that can for one: each-kernel.sh)
+path_unprovable() {
+	case $1 in
+	qemu-svm) echo "QEMU TCG offers no NRIPS: KVM's SVM fastpath never runs there" ;;
+	bochs-vmx-stock) echo "the stock kernel has no fastpath stat to prove a path with" ;;
+	esac
+}
+# platforms_help: the platforms, each with what runs it (make help)
+platforms_help() {
+	local p
+	echo
+	echo "PLATFORMS= takes (docs/platforms.md):"
+	for p in $ALL_PLATFORMS; do
+		printf '  %-18s %s\n' "$p" "$(platform_what "$p")"
+	done
+}
+
 # check_platforms: the platforms to run, on one line, or fail saying why
 # one cannot run here whatever gets installed.
 check_platforms() {
@@ -348,6 +382,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ] && [ -z "${PLATFORMS_CLI:-}" ]; then
 	case ${1:-} in
 	check) check_platforms ;;
 	missing) shift; missing_needs "$@" ;;
-	*) die "usage: platforms.sh check|missing" ;;
+	help) platforms_help; supported_trees ;;
+	*) die "usage: platforms.sh check|missing|help" ;;
 	esac
 fi

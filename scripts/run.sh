@@ -94,12 +94,9 @@ echo
 printf '%-15s %-54s %-5s %8s  %s\n' PLATFORM TEST RESULT SECONDS CAPABILITIES
 awk -F'\t' '{ printf "%-15s %-54s %-5s %8s  %s\n", $1, $2, $3, $4, $5 }' "$rows"
 # an expected failure (a proven platform defect) counts as passed, and is
-# said apart
-xfail=$(awk -F'\t' '$3 == "xfail"' "$rows" | wc -l)
-pass=$(awk -F'\t' '$3 == "pass" || $3 == "xfail"' "$rows" | wc -l)
-fail=$(awk -F'\t' '$3 == "fail"' "$rows" | wc -l)
-skip=$(awk -F'\t' '$3 == "skip"' "$rows" | wc -l)
-echo "$pass $fail $skip $xfail" >"$RESULTS/run.counts"
+# said apart (run_counts, common.sh)
+run_counts "$rows" >"$RESULTS/run.counts"
+read -r pass fail skip xfail <"$RESULTS/run.counts"
 echo
 [ "$xfail" -eq 0 ] || echo "$xfail of the passed are expected failures (platform defects, scripts/expected-failures)"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -67,10 +67,26 @@ fi
 echo "At $commit ($(date -u '+%Y-%m-%d')), Linux ${versions#, }: $tp passed," \
 	"$tf failed, $ts skipped ($what)."
 echo
+# the platforms on this machine's KVM that have no result, and why
+nokvm=
+for p in qemu-kvm host; do
+	grep -qs "^$p	" $(for k in $kernels; do echo "$top/$k/results.tsv"; done) /dev/null || nokvm="$nokvm $p"
+done
+if [ -n "$nokvm" ]; then
+	why=$(kvm_problem 2>/dev/null || true)
+	echo "No$(echo "$nokvm" | sed 's/ \([^ ]*\) /& or /;s/  / /') result: they run on this machine's own KVM, and it has none${why:+ (${why%%:*})}."
+	echo
+fi
 # a run that proved no fastpath point (each-kernel.sh) says so here too
 if [ -f "$top/run.nopath" ]; then
 	echo "**No path proved**: every fastpath point (\": path\") of this make run SKIPped;"
 	echo "it checked delivery only (docs/platforms.md)."
+	echo
+fi
+# ... and each kernel x platform that proved none (STRICT=1 fails those
+# that could prove one)
+if [ -f "$top/run.unproved" ]; then
+	sed 's/^path: /- /' "$top/run.unproved"
 	echo
 fi
 
