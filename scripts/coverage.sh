@@ -46,8 +46,9 @@ case ${1:-} in
 doc)
 	[ -f "$doc" ] && [ -f "$list" ] || die "docs/coverage.md or docs/coverage.points missing"
 	missing=$(comm -23 <(named) <(cut -f1,2 "$list" | sort -u))
-	clauses=$(grep -c '^| [^-|]' "$doc")
-	uncovered=$(grep -c '^| .*| not covered' "$doc")
+	# the clauses: the rows before the map of KVM's code (make coverage)
+	clauses=$(sed '/^## KVM.s code as the map/q' "$doc" | grep -c '^| [^-|]')
+	uncovered=$(sed '/^## KVM.s code as the map/q' "$doc" | grep -c '^| .*| not covered')
 	points=$(named | wc -l)
 	if [ -n "$missing" ]; then
 		echo "not ok - coverage: the contract table names points no test prints"

@@ -8,8 +8,9 @@
 # or sense, && and ||, a constant's neighbour, true and false), each on the
 # first platform of $MUTATION_PLATFORMS whose run executed its line.
 # scripts/mutants.sh builds them (KVM's modules alone) and boots them,
-# several per boot, each running that platform's whole list up to its
-# first failure.  Each mutant is then
+# several per boot, each running that platform's whole list (once: not the
+# runs as a user without root, nor the kselftest runner's) up to its first
+# failure.  Each mutant is then
 #   killed     the guest ran to its end cleanly and a test failed
 #   crashed    the guest did not (a splat, a hang, a lost END): noticed,
 #              but by no test's verdict
@@ -38,7 +39,10 @@ mkdir -p "$out/patches"
 python3 "$TOP/scripts/mutation-gen.py" --tree "$KTREE" --cov "$cov" --files "$COVERAGE_FILES" \
 	--seed "$SEED" --n "$N" --prefer "$MUTATION_PLATFORMS" --out "$out/patches" | tee "$out/drawn.txt"
 say "$KERNEL: $(find "$out/patches" -name '*.patch' | wc -l) mutants, seed $SEED: building and booting (log: $out/mutants.log)"
-MUTANTS_DIR=$out/patches MUTANTS_OUT=$out/runs MUTANT_TESTS_LIST=$TESTS_LIST RESULTS=$out \
+# the list once: not again as a user without root, nor through the kselftest
+# runner (the same tests, the same KVM code)
+grep -v -e ' @nonroot$' -e '^kselftest-run' "$TESTS_LIST" >"$out/tests.list"
+MUTANTS_DIR=$out/patches MUTANTS_OUT=$out/runs MUTANT_TESTS_LIST=$out/tests.list RESULTS=$out \
 	MUTANT= "$TOP/scripts/mutants.sh" >"$out/mutants.log" 2>&1
 
 # verdict DIR PLATFORM: the mutant's class from its run there
