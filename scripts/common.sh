@@ -123,6 +123,10 @@ KOUT=$KB/kbuild$dbg$pst		# the one this run builds and boots
 # --stock), built beside it, booted by bochs-vmx-stock
 STOCK_OUT=$KOUT-stock
 STOCK_BZIMAGE=$KB/bzImage$dbg$pst-stock
+# The coverage kernel: KVM's modules profiled by gcov (kernel.sh --gcov,
+# make coverage), built and booted apart from the normal one
+GCOV_OUT=$KB/kbuild-gcov
+GCOV_BZIMAGE=$KB/bzImage-gcov
 TESTS_OUT=${TESTS_OUT:-$KB/kselftest}	# installed KVM selftests (run_kselftest.sh, kvm/)
 RESULTS=${RESULTS:-$BUILD/results$dbg/$KERNEL}
 BZIMAGE=${BZIMAGE:-$KB/bzImage$dbg$pst}			# what the emulators boot

@@ -38,8 +38,8 @@ FRAGMENTS=("$FRAGMENT")
 if [ "${1:-}" = --gcov ]; then
 	[ -z "$DEBUG$PRISTINE" ] || die "--gcov: the coverage kernel is the normal one's, without DEBUG or PRISTINE"
 	FRAGMENTS+=("$TOP/configs/gcov.config")
-	KOUT=$KB/kbuild-gcov
-	BZIMAGE=$KB/bzImage-gcov
+	KOUT=$GCOV_OUT
+	BZIMAGE=$GCOV_BZIMAGE
 fi
 unset DEBUG	# ours: the kernel's tools/ Makefiles read DEBUG=1 as "-O0"
 

@@ -28,7 +28,6 @@ need_cmd lcov lcov
 need_cmd gcov gcc
 
 cov=$BUILD/coverage/$KERNEL
-gcov_out=$KB/kbuild-gcov
 if [ -z "${COVERAGE_PLATFORMS:-}" ]; then
 	PLATFORMS=$(check_platforms) || exit 1
 	for p in $PLATFORMS; do
@@ -46,7 +45,7 @@ coverage_sources_md5 >"$cov/sources.md5"
 # A boot with gcov's counts: bigger log buffer, so that the dump's lines
 # wait there for the console rather than overwrite each other
 say "$KERNEL: the whole list on$COVERAGE_PLATFORMS with KVM's coverage counted (log: $cov/run.log)"
-BZIMAGE=$KB/bzImage-gcov EXTRA_CMDLINE="kvmipi.gcov log_buf_len=8M" RESULTS=$cov/runs \
+BZIMAGE=$GCOV_BZIMAGE EXTRA_CMDLINE="kvmipi.gcov log_buf_len=8M" RESULTS=$cov/runs \
 	PLATFORMS="${COVERAGE_PLATFORMS# }" "$TOP/scripts/run.sh" >"$cov/run.log" 2>&1
 run_rc=$?
 tail -n 1 "$cov/run.log"
@@ -55,26 +54,26 @@ tail -n 1 "$cov/run.log"
 # gcda PLATFORM: the platform's dump, checked (line count, MD5), unpacked into
 # $cov/gcda-PLATFORM beside copies of the build's .gcno files
 gcda() {
-	local p=$1 dir=$cov/gcda-$1 log=$cov/runs/$1/console.log want lines md5 f rel
+	local p=$1 dir=$cov/gcda-$1 log=$cov/runs/$1/console.log got lines md5 f rel
 	rm -rf "$dir"
 	mkdir -p "$dir/dump"
 	tr -d '\r' <"$log" 2>/dev/null | awk -v out="$dir/dump.b64" '
-		/kvmgcov: begin$/ { on = 1; n = 0; printf "" > out; next }
+		/kvmgcov: begin$/ { on = 1; printf "" > out; next }
 		on && /kvmgcov: end / { sub(/.*kvmgcov: end /, ""); print; on = 0; next }
-		on && /kvmgcov: / { sub(/.*kvmgcov: /, ""); print > out; n++ }' >"$dir/end"
+		on && /kvmgcov: / { sub(/.*kvmgcov: /, ""); print > out }' >"$dir/end"
 	read -r lines md5 <"$dir/end" 2>/dev/null || { echo "no gcov dump on $p's console"; return 1; }
-	want=$(wc -l <"$dir/dump.b64")
-	[ "$want" = "$lines" ] || { echo "$p's dump: $want of $lines lines came through"; return 1; }
+	got=$(wc -l <"$dir/dump.b64")
+	[ "$got" = "$lines" ] || { echo "$p's dump: $got of $lines lines came through"; return 1; }
 	base64 -d "$dir/dump.b64" >"$dir/dump.tgz" 2>/dev/null &&
 		[ "$(md5sum <"$dir/dump.tgz" | cut -d' ' -f1)" = "$md5" ] ||
 		{ echo "$p's dump is garbled (MD5)"; return 1; }
 	tar -C "$dir/dump" -xzf "$dir/dump.tgz" || { echo "$p's dump does not unpack"; return 1; }
-	(cd "$gcov_out" && find arch/x86/kvm virt -name '*.gcno') | while read -r rel; do
+	(cd "$GCOV_OUT" && find arch/x86/kvm virt -name '*.gcno') | while read -r rel; do
 		mkdir -p "$dir/obj/${rel%/*}"
-		cp "$gcov_out/$rel" "$dir/obj/$rel"
+		cp "$GCOV_OUT/$rel" "$dir/obj/$rel"
 	done
 	find "$dir/dump" -name '*.gcda' | while read -r f; do
-		rel=${f#*/kbuild-gcov/}
+		rel=${f#*/"${GCOV_OUT##*/}"/}
 		[ -f "$dir/obj/${rel%.gcda}.gcno" ] && cp "$f" "$dir/obj/$rel"
 	done
 	[ -f "$dir/obj/arch/x86/kvm/lapic.gcda" ] || { echo "$p's dump has no counts of lapic.c"; return 1; }
@@ -87,7 +86,7 @@ for p in $COVERAGE_PLATFORMS; do
 		status=1
 		continue
 	fi
-	if ! lcov -q --capture --rc lcov_branch_coverage=1 -d "$cov/gcda-$p/obj" -b "$gcov_out" \
+	if ! lcov -q --capture --rc lcov_branch_coverage=1 -d "$cov/gcda-$p/obj" -b "$GCOV_OUT" \
 		-o "$cov/$p.info" >"$cov/lcov-$p.log" 2>&1; then
 		echo "not ok - coverage: $KERNEL $p: lcov could not read the counts ($cov/lcov-$p.log)"
 		status=1
