@@ -9,10 +9,15 @@ constant swapped for its neighbour, true and false swapped.  N per file
 are drawn with a fixed seed from all such changes, and each is written as a
 patch of the tree (3 lines of context) with the headers scripts/mutants.sh
 reads: "Platforms: " (the first platform of PREFER whose run executed the
-line) and "Mutant: " (where and what).
+line) and "Mutant: " (where and what).  With --scope, a file the scope
+names gives only the lines of its functions whose names match the scope's
+pattern (a line belongs to the function whose start line, from the
+tracefile's FN records, is the last at or before it): the interrupt
+delivery parts of files that hold much else (x86.c, vmx.c, svm.c).
 
 usage: mutation-gen.py --tree KTREE --cov DIR --files "lapic.c ..." --seed S
                        --n N --prefer "bochs-vmx qemu-svm ..." --out DIR
+                       [--scope FILE]
 """
 import argparse
 import difflib
@@ -29,10 +34,13 @@ TYPE_WORDS = {"int", "unsigned", "u8", "u16", "u32", "u64", "s8", "s16", "s32",
               "size_t", "ulong", "__u32", "__u64", "fastpath_t"}
 
 
-def executed_lines(info, want):
-    """{file: {line: count}} of a tracefile, files relative to arch/x86/kvm/"""
+def executed_lines(info, want, starts=None):
+    """{file: {line: count}} of a tracefile, files relative to arch/x86/kvm/;
+    fills STARTS with {file: {start line: function}} from its FN records"""
     out = {}
     cur = None
+    if starts is None:
+        starts = {}
     with open(info) as f:
         for rec in f:
             rec = rec.rstrip("\n")
@@ -41,10 +49,32 @@ def executed_lines(info, want):
                 cur = m.group(1) if m and m.group(1) in want else None
                 if cur:
                     out.setdefault(cur, {})
+            elif cur and rec.startswith("FN:"):
+                fields = rec[3:].split(",")
+                line, name = fields[0], fields[-1]
+                starts.setdefault(cur, {})[int(line)] = name
             elif cur and rec.startswith("DA:"):
                 line, count = rec[3:].split(",")[:2]
                 out[cur][int(line)] = out[cur].get(int(line), 0) + int(count)
     return out
+
+
+def read_scope(path):
+    """{file: compiled pattern} from lines "FILE PATTERN" ('#' comments)"""
+    scope = {}
+    with open(path) as f:
+        for rec in f:
+            rec = rec.split("#", 1)[0].strip()
+            if rec:
+                name, pattern = rec.split(None, 1)
+                scope[name] = re.compile(pattern)
+    return scope
+
+
+def function_of(starts, line):
+    """the function whose start is the last at or before LINE, or None"""
+    best = max((s for s in starts if s <= line), default=None)
+    return starts[best] if best is not None else None
 
 
 def balanced(s):
@@ -116,15 +146,18 @@ def main():
     ap.add_argument("--n", type=int, required=True)
     ap.add_argument("--prefer", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--scope")
     args = ap.parse_args()
 
     want = set(args.files.split())
     prefer = args.prefer.split()
+    scope = read_scope(args.scope) if args.scope else {}
     per_platform = {}
+    starts = {}
     for p in prefer:
         info = os.path.join(args.cov, p + ".info")
         if os.path.exists(info):
-            per_platform[p] = executed_lines(info, want)
+            per_platform[p] = executed_lines(info, want, starts)
     if not per_platform:
         sys.exit("no tracefile of %s in %s: run make coverage first" % (" ".join(prefer), args.cov))
     rng = random.Random(args.seed)
@@ -141,6 +174,10 @@ def main():
             plats = [p for p in prefer if per_platform.get(p, {}).get(f, {}).get(i, 0) > 0]
             if not plats:
                 continue
+            if f in scope:
+                fn = function_of(starts.get(f, {}), i)
+                if fn is None or not scope[f].search(fn):
+                    continue
             for op, new in mutations(text):
                 if new != text:
                     cands.append((i, op, new, plats[0]))

@@ -26,7 +26,7 @@ set -uo pipefail
 SEED=${SEED:-1}
 N=${N:-10}
 case $SEED$N in *[!0-9]* | '') die "SEED=$SEED N=$N: numbers" ;; esac
-MUTATION_PLATFORMS=${MUTATION_PLATFORMS:-"bochs-vmx qemu-svm bochs-svm"}
+MUTATION_PLATFORMS=${MUTATION_PLATFORMS:-"qemu-svm bochs-vmx bochs-svm"}
 cov=$BUILD/coverage/$KERNEL
 out=$BUILD/mutation/$KERNEL/seed-$SEED
 need_cmd python3 python3
@@ -37,7 +37,8 @@ need_cmd python3 python3
 rm -rf "$out"
 mkdir -p "$out/patches"
 python3 "$TOP/scripts/mutation-gen.py" --tree "$KTREE" --cov "$cov" --files "$COVERAGE_FILES" \
-	--seed "$SEED" --n "$N" --prefer "$MUTATION_PLATFORMS" --out "$out/patches" | tee "$out/drawn.txt"
+	--seed "$SEED" --n "$N" --prefer "$MUTATION_PLATFORMS" --scope "$TOP/scripts/mutation-scope" \
+	--out "$out/patches" | tee "$out/drawn.txt"
 say "$KERNEL: $(find "$out/patches" -name '*.patch' | wc -l) mutants, seed $SEED: building and booting (log: $out/mutants.log)"
 # the list once: not again as a user without root, nor through the kselftest
 # runner (the same tests, the same KVM code)
