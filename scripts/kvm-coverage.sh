@@ -51,23 +51,12 @@ run_rc=$?
 tail -n 1 "$cov/run.log"
 [ $run_rc -eq 0 ] || say "$KERNEL: a test failed or a platform did not run with the coverage kernel: counts are of what ran ($cov/run.log)"
 
-# gcda PLATFORM: the platform's dump, checked (line count, MD5), unpacked into
+# gcda PLATFORM: the platform's dump, checked (scripts/gcov-dump.sh), unpacked into
 # $cov/gcda-PLATFORM beside copies of the build's .gcno files
 gcda() {
-	local p=$1 dir=$cov/gcda-$1 log=$cov/runs/$1/console.log got lines md5 f rel
+	local p=$1 dir=$cov/gcda-$1 why f rel
 	rm -rf "$dir"
-	mkdir -p "$dir/dump"
-	tr -d '\r' <"$log" 2>/dev/null | awk -v out="$dir/dump.b64" '
-		/kvmgcov: begin$/ { on = 1; printf "" > out; next }
-		on && /kvmgcov: end / { sub(/.*kvmgcov: end /, ""); print; on = 0; next }
-		on && /kvmgcov: / { sub(/.*kvmgcov: /, ""); print > out }' >"$dir/end"
-	read -r lines md5 <"$dir/end" 2>/dev/null || { echo "no gcov dump on $p's console"; return 1; }
-	got=$(wc -l <"$dir/dump.b64")
-	[ "$got" = "$lines" ] || { echo "$p's dump: $got of $lines lines came through"; return 1; }
-	base64 -d "$dir/dump.b64" >"$dir/dump.tgz" 2>/dev/null &&
-		[ "$(md5sum <"$dir/dump.tgz" | cut -d' ' -f1)" = "$md5" ] ||
-		{ echo "$p's dump is garbled (MD5)"; return 1; }
-	tar -C "$dir/dump" -xzf "$dir/dump.tgz" || { echo "$p's dump does not unpack"; return 1; }
+	why=$("$TOP/scripts/gcov-dump.sh" "$cov/runs/$p/console.log" "$dir") || { echo "$p: $why"; return 1; }
 	(cd "$GCOV_OUT" && find arch/x86/kvm virt -name '*.gcno') | while read -r rel; do
 		mkdir -p "$dir/obj/${rel%/*}"
 		cp "$GCOV_OUT/$rel" "$dir/obj/$rel"
