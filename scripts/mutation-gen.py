@@ -187,6 +187,11 @@ def main():
             rel = "arch/x86/kvm/" + f
             diff = "".join(difflib.unified_diff(src, mutated, "a/" + rel, "b/" + rel, n=3))
             name = "%s-%d-%s" % (f.replace("/", "-").replace(".c", ""), i, op)
+            # two changes of one kind on a line (two constants, say)
+            k = 2
+            while os.path.exists(os.path.join(args.out, name + ".patch")):
+                name = "%s-%d-%s-%d" % (f.replace("/", "-").replace(".c", ""), i, op, k)
+                k += 1
             with open(os.path.join(args.out, name + ".patch"), "w") as out:
                 out.write("Mutant: %s:%d %s: %s\n" % (rel, i, op, new.strip()))
                 out.write("Was: %s\n" % src[i - 1].strip())
