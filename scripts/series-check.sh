@@ -237,8 +237,10 @@ while read -r p <&3; do
 	else
 		not_ok "$built" "$log"
 	fi
-done 3< <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
+done 3< <([ -n "${POSTED_ONLY:-}" ] || grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
 
+# (POSTED_ONLY=1, for a quick look while developing: only these, not the
+# chain above.)
 # Each regression series as it is posted alone (build/$KERNEL/post/, which
 # make patches writes, made on the core, or on the release itself, and on
 # what the series needs): its "series" file (the core unless made on the
