@@ -118,7 +118,7 @@ need_cmd perl perl
 # L only), the tests, the symbols turned on ("== +SYMBOL"), and where each
 # series but the core starts ("@regression/NN-NAME", "@testbed").
 sections=$(awk -v k="$KERNEL" '
-	/^=== regression [0-9][0-9]-[a-z0-9-]+( needs( (\[[0-9.,]+\])?[0-9][0-9]-[a-z0-9-]+)+)?$/ { print "@regression/" $3; next }
+	/^=== regression [0-9][0-9]-[a-z0-9-]+( alone( kvm_util\/[a-z0-9-]+)*)?( needs( (\[[0-9.,]+\])?[0-9][0-9]-[a-z0-9-]+)+)?$/ { print "@regression/" $3; next }
 	/^=== testbed$/ { print "@testbed"; next }
 	/^===/ { print "@bad:" $0; next }
 	$1 == "==" && $2 ~ /^kvm_util\// && (NF < 3 || index("," $3 ",", "," k ",")) { print $2 }
@@ -130,16 +130,20 @@ for s in $(echo "$sections" | sed -n 's/^+//p'); do
 	DEFS+=("-U$s")
 done
 bad=$(echo "$sections" | sed -n 's/^@bad://p')
-[ -z "$bad" ] || die "patches/selftests.msg: '$bad' is neither '=== regression NN-NAME [needs NN-NAME...]' nor '=== testbed'"
+[ -z "$bad" ] || die "patches/selftests.msg: '$bad' is neither '=== regression NN-NAME [alone [kvm_util/NAME...]] [needs NN-NAME...]' nor '=== testbed'"
 # What each regression series needs besides the core ("=== regression
 # NN-NAME needs MM-NAME...", "[K,L]MM-NAME" on kernels K and L only): the
 # series it is made on when posted alone, each with what it needs in turn.
 declare -A NEEDS=()
 while read -r dir needs; do
 	NEEDS[$dir]=$needs
-done < <(awk -v kernel="$KERNEL" '/^=== regression / && $4 == "needs" {
+done < <(awk -v kernel="$KERNEL" '/^=== regression / {
+		for (at = 4; at <= NF && $at != "needs"; at++)
+			;
+		if (at > NF)
+			next
 		printf "regression/%s", $3
-		for (i = 5; i <= NF; i++) {
+		for (i = at + 1; i <= NF; i++) {
 			n = $i
 			if (match(n, /^\[[0-9.,]+\]/)) {
 				if (index("," substr(n, 2, RLENGTH - 2) ",", "," kernel ",") == 0)
@@ -149,7 +153,26 @@ done < <(awk -v kernel="$KERNEL" '/^=== regression / && $4 == "needs" {
 			printf " regression/%s", n
 		}
 		print "" }' "$MSGS")
+# The regression series posted on the release itself ("=== regression
+# NN-NAME alone"), not on the core: each takes, as patches of its own
+# before its tests, the kvm_util changes its "===" line names
+# ("kvm_util/NAME", where this kernel has that change) and the library
+# files its tests include (section "== lib:NN-NAME", its message).
+declare -A ALONE=()
+while read -r dir uses; do
+	ALONE[$dir]=" $uses "
+done < <(awk '/^=== regression / && $4 == "alone" {
+		printf "regression/%s", $3
+		for (i = 5; i <= NF && $i != "needs"; i++)
+			printf " %s", $i
+		print "" }' "$MSGS")
 kvm_util_changes=$(echo "$sections" | sed -n 's#^kvm_util/##p')
+for d in "${!ALONE[@]}"; do
+	for n in ${ALONE[$d]}; do
+		ls "$TOP"/compat/*/"$n.diff" >/dev/null 2>&1 ||
+			die "patches/selftests.msg: ${d#regression/} uses $n, which no compat/*/$n.diff is"
+	done
+done
 tests=$(echo "$sections" | grep '^x2apic_' || true)
 # each kvm_util change with its diff
 for d in "$KVM_UTIL"/*.diff; do
@@ -366,6 +389,7 @@ for t in $(cd "$TOP/selftests/kvm/x86" && ls *.c | sed 's/\.c$//'); do
 done
 DIRS=(.)	# each series' directory under patches/$KERNEL, in order
 TIPS=()		# and its last commit here
+START_DEFS=("${DEFS[*]}")	# and the symbols in force where it starts
 # section S: the patch of section S, made in the tree as it is
 section() {
 	local s=$1 t
@@ -418,6 +442,7 @@ for s in $sections; do
 		TIPS+=("$(git rev-parse HEAD)")
 		DIRS+=("${s#@}")
 		SECTIONS+=("")
+		START_DEFS+=("${DEFS[*]}")
 		# the core's state, which each series posted alone starts from
 		if [ ${#DIRS[@]} -eq 2 ]; then
 			CORE_DEFS=("${DEFS[@]}")
@@ -511,6 +536,15 @@ for d in "${!NEEDS[@]}"; do
 			die "patches/selftests.msg: ${d#regression/} needs ${n#regression/}, which is not a regression series before it"
 	done
 done
+# A series posted on the release needs only series posted so too, and one
+# made on the core none of those: each chain is made on one base.
+for d in "${!NEEDS[@]}"; do
+	for n in ${NEEDS[$d]}; do
+		{ [ -n "${ALONE[$d]:-}" ] && [ -n "${ALONE[$n]:-}" ]; } ||
+		{ [ -z "${ALONE[$d]:-}" ] && [ -z "${ALONE[$n]:-}" ]; } ||
+			die "patches/selftests.msg: ${d#regression/} needs ${n#regression/}, but one of them is posted on the release alone and the other on the core"
+	done
+done
 for d in "${DIRS[@]}"; do
 	before=""
 	for n in $(closure "$d"); do
@@ -569,7 +603,7 @@ cover_text() {
 	*) key="=== $1" ;;
 	esac
 	awk -v key="$key" -v kernel="$KERNEL" '
-		/^==/ { on = ($0 == key || index($0, key " needs ") == 1); next }
+		/^==/ { on = ($0 == key || index($0, key " ") == 1); next }
 		!on { next }
 		match($0, /^\[[0-9.,]+\]( |$)/) {
 			if (index("," substr($0, 2, index($0, "]") - 2) ",", "," kernel ",") == 0)
@@ -611,8 +645,20 @@ cover_letter() {	# cover_letter I [post]
 		echo "x2APIC ICR fastpath, and more tests of IPIs\", posted with the core."
 	fi
 	echo
-	if [ "$i" -gt 0 ]; then
-		needs=$(closure "${DIRS[$i]}")
+	needs=
+	[ "$i" -eq 0 ] || needs=$(closure "${DIRS[$i]}")
+	if [ -n "$post" ] && [ -n "${ALONE[${DIRS[$i]}]:-}" ]; then
+		if [ -n "$needs" ]; then
+			echo "This series applies on top of these, in this order:"
+			for c in $needs; do
+				j=$(index_of "$c")
+				c=$(echo "${POST_NAMES[$j]}" | grep -c .)
+				echo "  ${DIRS[$j]}, $c patch$([ "$c" -eq 1 ] || echo es):"
+				echo "    $(subject_of "$j")"
+			done
+			echo
+		fi
+	elif [ "$i" -gt 0 ]; then
 		if [ -n "$post" ]; then
 			before="0 $(for c in $needs; do index_of "$c"; done)"
 			echo "This series applies on top of these, in this order:"
@@ -632,7 +678,10 @@ cover_letter() {	# cover_letter I [post]
 			echo "    $(subject_of $j)"
 		done
 		echo
-		if [ -z "$post" ] && [ "${DIRS[$i]}" != testbed ]; then
+		if [ -z "$post" ] && [ -n "${ALONE[${DIRS[$i]}]:-}" ]; then
+			echo "Posted alone, it is made on the release$(for c in $needs; do printf ', %s' "${c#regression/}"; done) only, with the kvm_util and library patches its tests need: make patches writes that copy to build/$KERNEL/post/${DIRS[$i]}/." | fmt -w 72
+			echo
+		elif [ -z "$post" ] && [ "${DIRS[$i]}" != testbed ]; then
 			echo "Posted alone, it is made on the core series$(for c in $needs; do printf ', %s' "${c#regression/}"; done) only: make patches writes that copy to build/$KERNEL/post/${DIRS[$i]}/." | fmt -w 72
 			echo
 		fi
@@ -682,12 +731,76 @@ for path in $(cd "$raw" && find . -type f | sed 's#^\./##' | sort); do
 done
 git diff --quiet -- "$KVM/$KVM_MAKEFILE" || cp "$KVM/$KVM_MAKEFILE" "$other/"
 
+# lib_headers FILE...: the library's headers that FILE includes, directly
+# or through the library (NAME, or x86/NAME for lib/include/x86/NAME.h)
+lib_headers() {
+	local todo=("$@") seen=" " f h x
+	while [ ${#todo[@]} -gt 0 ]; do
+		f=${todo[0]}
+		todo=("${todo[@]:1}")
+		for h in $(sed -n 's/^#include "\([a-z0-9_]*\)\.h"$/\1/p' "$f"); do
+			for x in "" x86/; do
+				[ -f "$TOP/lib/include/$x$h.h" ] && [[ $seen != *" $x$h "* ]] || continue
+				seen="$seen$x$h "
+				echo "$x$h"
+				todo+=("$TOP/lib/include/$x$h.h")
+				[ ! -f "$TOP/lib/$x$h.c" ] || todo+=("$TOP/lib/$x$h.c")
+			done
+		done
+	done
+}
+# alone_prerequisites DIR: the patches that series DIR, posted on the
+# release, makes first: each kvm_util change its "===" line names that
+# this kernel has and the tree lacks, then the library files its tests
+# include that the tree lacks (section "== lib:NN-NAME")
+alone_prerequisites() {
+	local d=$1 i n s tests=() h x src c new=
+	i=$(index_of "$d")
+	for n in ${ALONE[$d]}; do
+		grep -qxF "${n#kvm_util/}" <<<"$kvm_util_changes" || continue
+		git apply --check "$KVM_UTIL/${n#kvm_util/}.diff" 2>/dev/null || continue
+		git apply --whitespace=error "$KVM_UTIL/${n#kvm_util/}.diff"
+		commit "$n"
+	done
+	for s in ${SECTIONS[$i]}; do
+		[[ $s != x2apic_* ]] || tests+=("$TOP/selftests/kvm/x86/$s.c")
+	done
+	[ ${#tests[@]} -gt 0 ] || return 0
+	for h in $(lib_headers "${tests[@]}"); do
+		case $h in
+		x86/*) x=/$ARCH_DIR src=x86/ h=${h#x86/} ;;
+		*) x= src= ;;
+		esac
+		[ ! -e "$raw/include$x/$h.h" ] || continue
+		c=$TOP/lib/$src$h.c
+		if [ -z "$x" ] && [ -f "$COMPAT/lib/$h.c" ]; then
+			c=$COMPAT/lib/$h.c
+		fi
+		if [ -z "$x" ] && [ -f "$COMPAT/include/$h.h" ]; then
+			put include "$COMPAT/include/$h.h" >/dev/null
+		else
+			put "include$x" "$TOP/lib/include/$src$h.h" >/dev/null
+		fi
+		[ ! -f "$c" ] || new="$new $(put "lib$x" "$c")"
+	done
+	for c in $new; do
+		case $c in
+		lib/$ARCH_DIR/*) add_entries "LIBKVM_$ARCH_DIR" "lib/$ARCH_DIR" "$c" ;;
+		lib/*) add_entries LIBKVM lib "$c" ;;
+		esac
+	done
+	[ -z "$(git status --porcelain)" ] || commit "lib:${d#regression/}"
+}
+
 # Each regression series as it is posted alone, in $KB/post/ with the core
 # series: made on the core and on what it needs ("=== regression NN-NAME
 # needs ..."), not on every series before it as in patches/$KERNEL/, where
-# the series apply one on another for the test bed.  Each is applied with
-# git am on the core and the posted copies of what it needs, as a
-# maintainer would (tags pbI, what it applies on, and pI).
+# the series apply one on another for the test bed; or, "=== regression
+# NN-NAME alone", on the release and what it needs, with the kvm_util and
+# library patches of its own that it needs (alone_prerequisites).  Each is
+# applied with git am on the core (or the release) and the posted copies
+# of what it needs, as a maintainer would (tags pbI, what it applies on,
+# and pI).
 POST_NAMES=() POST_TIPS=() POST_DEFS=()
 postout=$KB/patchgen-post
 rm -rf "$postout"
@@ -701,6 +814,11 @@ for i in "${!DIRS[@]}"; do
 		j=$(index_of "$last")
 		from=${POST_TIPS[$j]} on=p$j
 		read -ra DEFS <<<"${POST_DEFS[$j]}"
+	elif [ -n "${ALONE[$d]:-}" ]; then
+		j=release from=base on=base
+		read -ra DEFS <<<"${START_DEFS[$i]}"
+		rm -rf "$scratch/raw-$j"
+		mkdir -p "$scratch/raw-$j"
 	else
 		j=core from=${TIPS[0]} on=s0
 		DEFS=("${CORE_DEFS[@]}")
@@ -710,6 +828,7 @@ for i in "${!DIRS[@]}"; do
 	rm -rf "$raw"
 	cp -a "$scratch/raw-$j" "$raw"
 	based=$from
+	[ -z "${ALONE[$d]:-}" ] || alone_prerequisites "$d"
 	for s in ${SECTIONS[$i]}; do
 		section "$s"
 	done
@@ -722,13 +841,13 @@ for i in "${!DIRS[@]}"; do
 	git -C "$stat" tag "pb$i"
 	for p in ${POST_NAMES[$i]}; do
 		git -C "$stat" am -q --whitespace=error "$postout/$p" ||
-			die "posted alone, $p does not apply on the core and what ${d#regression/} needs"
+			die "posted alone, $p does not apply on the core (or the release) and what ${d#regression/} needs"
 	done
 	git -C "$stat" tag "p$i"
 	cover_letter "$i" post >"$postout/$d/$COVER"
 	# what to git am, in order, for this series alone (scripts/series-check.sh)
 	{
-		printf '%s\n' ${SERIES_NAMES[0]}
+		[ -n "${ALONE[$d]:-}" ] || printf '%s\n' ${SERIES_NAMES[0]}
 		for c in $(closure "$d"); do
 			printf '%s\n' ${POST_NAMES[$(index_of "$c")]}
 		done

@@ -237,11 +237,14 @@ while read -r p <&3; do
 	else
 		not_ok "$built" "$log"
 	fi
-done 3< <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
+done 3< <([ -n "${POSTED_ONLY:-}" ] || grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")
 
+# (POSTED_ONLY=1, for a quick look while developing: only these, not the
+# chain above.)
 # Each regression series as it is posted alone (build/$KERNEL/post/, which
-# make patches writes, made on the core and on what the series needs): its
-# "series" file (the core, what it needs, then its own patches) applies with
+# make patches writes, made on the core, or on the release itself, and on
+# what the series needs): its "series" file (the core unless made on the
+# release, what it needs, then its own patches) applies with
 # git am on $ver, and then the tree's KVM selftests of the x2APIC tests
 # build, each test that the state has (make's targets, with the tree's own
 # flags: the library too, as far as they use it).  Its KVM patches are the
@@ -251,8 +254,14 @@ for d in "$POST"/regression/*/; do
 	[ -f "$d/series" ] || continue
 	name=${d%/}
 	name=regression/${name##*/}
-	applies="series: $name, as posted alone, applies with git am on $ver, the core and what it needs"
-	built="series: $name, as posted alone, builds its tests and the core's"
+	# posted on the release itself, or on the core ("=== ... alone")
+	if grep -q / "$d/series" && ! grep -qv / "$d/series"; then
+		applies="series: $name, as posted alone, applies with git am on $ver itself and what it needs, without the core"
+		built="series: $name, as posted alone, builds its tests on $ver without the core"
+	else
+		applies="series: $name, as posted alone, applies with git am on $ver, the core and what it needs"
+		built="series: $name, as posted alone, builds its tests and the core's"
+	fi
 	if [ -n "$broken" ]; then
 		skip "$applies (after $broken)"
 		skip "$built (after $broken)"

@@ -198,7 +198,11 @@ int icr_expected_fastpath_hits_in(u64 raw, unsigned int sender,
 				  const struct ipi_platform *p,
 				  const struct ipi_vm_apics *vm)
 {
-	return p->fastpath_live && icr_takes_fastpath_in(raw, sender, vm);
+#ifdef KVM_FASTPATH_SWITCH
+	if (!p->fastpath_live)
+		return 0;
+#endif
+	return p->fastpath_possible && icr_takes_fastpath_in(raw, sender, vm);
 }
 
 static bool vector_illegal(const struct icr_fields *icr)

@@ -25,9 +25,8 @@ struct ipi_platform ipi_platform_probe(void)
 		p.fastpath_possible = true;
 	else if (this_cpu_has(X86_FEATURE_SVM))
 		p.fastpath_possible = get_kvm_amd_param_integer("nrips");
-	p.fastpath_live = p.fastpath_possible;
 #ifdef KVM_FASTPATH_SWITCH
-	p.fastpath_live &= fastpath_switch_get();
+	p.fastpath_live = p.fastpath_possible && fastpath_switch_get();
 #endif
 	return p;
 }
@@ -67,6 +66,11 @@ void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size)
 		vendor = "vmx";
 	else if (this_cpu_has(X86_FEATURE_SVM))
 		vendor = p->fastpath_possible ? "svm nrips=1" : "svm nrips=0";
+#ifdef KVM_FASTPATH_SWITCH
 	snprintf(buf, size, "%s fastpath=%s rule=%s", vendor,
 		 p->fastpath_live ? "live" : "off", ICR_FASTPATH_RULE);
+#else
+	snprintf(buf, size, "%s fastpath=%s", vendor,
+		 p->fastpath_possible ? "possible" : "off");
+#endif
 }

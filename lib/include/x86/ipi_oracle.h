@@ -128,6 +128,7 @@ struct ipi_vm_apics {
 };
 #endif
 
+#ifdef KVM_FASTPATH_SWITCH
 /* The rule this kernel's fastpath follows (ipi_oracle.c), in words. */
 #ifdef KVM_FASTPATH_SINGLE_TARGET
 #define ICR_FASTPATH_RULE	"single-target"
@@ -135,6 +136,7 @@ struct ipi_vm_apics {
 #define ICR_FASTPATH_RULE	"fast-delivery, vPMU gate"
 #else
 #define ICR_FASTPATH_RULE	"fast-delivery"
+#endif
 #endif
 
 /*
@@ -148,7 +150,9 @@ bool icr_takes_fastpath_in(u64 raw, unsigned int sender, const struct ipi_vm_api
 /* What the platform under test lets the fastpath do. */
 struct ipi_platform {
 	bool fastpath_possible;	/* this KVM on this CPU can run the fastpath */
-	bool fastpath_live;	/* ... and runs it now */
+#ifdef KVM_FASTPATH_SWITCH
+	bool fastpath_live;	/* ... and runs it now: kvm.x2apic_icr_fastpath */
+#endif
 };
 
 /*

@@ -94,7 +94,7 @@ struct ipi_verdict ipi_sdm_verdict(unsigned int failed, unsigned int deviated,
 				   unsigned int known);
 #endif
 
-/* One line: the vendor, whether the fastpath is live, and the rule. */
+/* One line: the vendor and whether the fastpath can run. */
 void ipi_platform_describe(const struct ipi_platform *p, char *buf, size_t size);
 
 #endif /* SELFTEST_KVM_IPI_PLATFORM_H */

@@ -45,8 +45,6 @@
 #define WAKE_VECTOR	0x20
 #define ROUNDS		10
 #define WAIT_SECONDS	5
-#define LAPIC_ISR	0x100	/* in struct kvm_lapic_state */
-#define RFLAGS_IF	BIT(9)
 #define HLT_OPCODE	0xf4
 
 enum idle { IDLE_STI_HLT, IDLE_STI_HLT_NOP, IDLE_STI_NOP_HLT, IDLE_POLL };
@@ -261,7 +259,7 @@ static void report_stuck(u32 want, struct exit_counts *n)
 	vcpu_regs_get(c->vcpu, &regs);
 	vcpu_ioctl(c->vcpu, KVM_GET_LAPIC, &lapic);
 	read_exit_counts(c->vcpu, n);
-	isr = *(u32 *)&lapic.regs[LAPIC_ISR + (WAKE_VECTOR / 32) * 0x10];
+	isr = *(u32 *)&lapic.regs[APIC_ISR + (WAKE_VECTOR / 32) * 0x10];
 	ksft_print_msg("handled %u of %u; KVM_RUN %s; mp_state %u, IRR %s, ISR %s, ",
 		       READ_ONCE(*host_handled), want,
 		       c->run_errno == EINTR ? "interrupted" : "returned",
@@ -269,7 +267,7 @@ static void report_stuck(u32 want, struct exit_counts *n)
 		       isr & BIT(WAKE_VECTOR % 32) ? "set" : "clear");
 	printf("injected %u (vector 0x%x), shadow %u, RIP 0x%llx, IF %u\n",
 	       events.interrupt.injected, events.interrupt.nr,
-	       events.interrupt.shadow, regs.rip, !!(regs.rflags & RFLAGS_IF));
+	       events.interrupt.shadow, regs.rip, !!(regs.rflags & X86_EFLAGS_IF));
 }
 
 /* One round; false if the receiver lost the interrupt. */

@@ -985,7 +985,11 @@ static void run_tables(bool differential)
 }
 
 #endif
+#ifdef KVM_FASTPATH_SWITCH
 int main(int argc, char *argv[])
+#else
+int main(void)
+#endif
 {
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_BINARY_STATS_FD));
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_SIGNAL_MSI));

@@ -711,10 +711,12 @@ static void report_group(const struct matrix_run *r, unsigned int i)
 	struct ipi_verdict v;
 #endif
 
-	/* One line per group, for tables and pictures. */
+#ifdef KVM_FASTPATH_SWITCH
+	/* One line per group, for the test bed's tables and pictures. */
 	ksft_print_msg("%spath summary: %s: %u of %u fast, %u disagree with %s\n",
 		       r->label, g->name, res->fast, res->tried, res->path_failed,
 		       ICR_FASTPATH_RULE);
+#endif
 #ifdef KVM_IPI_PARKED
 	if (skip) {
 		report_point(r, g, "path", KSFT_SKIP, skip);
@@ -880,7 +882,11 @@ static void skip_run_off(const struct matrix_run *off, const char *why)
 }
 
 #endif
+#ifdef KVM_FASTPATH_SWITCH
 int main(int argc, char *argv[])
+#else
+int main(void)
+#endif
 {
 	static struct matrix_run on = { .label = "" };
 #ifdef KVM_FASTPATH_SWITCH

@@ -404,7 +404,7 @@ static bool send_to_halted(const struct row *row)
 	bool halted;
 	int i;
 
-	TEST_ASSERT(!pthread_create(&thread, NULL, receiver_thread, NULL), "pthread_create");
+	kvm_pthread_create(&thread, NULL, receiver_thread, NULL);
 	for (i = 0; i < WAIT_SECONDS * 1000; i++) {
 		halted = vcpu_get_stat(receiver, halt_exits) > halts;
 		if (halted)

@@ -27,7 +27,6 @@
 #define IPI_VECTOR	0xa0
 #define ICR_MSR		(APIC_BASE_MSR + (APIC_ICR >> 4))
 #define ICR_FIXED	(APIC_INT_ASSERT | APIC_DM_FIXED | IPI_VECTOR)
-#define RFLAGS_TF	0x100		/* X86_EFLAGS_TF, as an asm immediate */
 #define DR6_B0		BIT(0)
 #define DR6_BS		BIT(14)
 #define DR6_INIT	0xffff0ff0ul	/* DR6's value with no condition */
@@ -91,7 +90,7 @@ static void db_handler(struct ex_regs *regs)
 		irr_at_db = x2apic_read_reg(APIC_IRR + IPI_VECTOR / 32 * 0x10) &
 			    BIT(IPI_VECTOR % 32);
 	}
-	regs->rflags &= ~RFLAGS_TF;
+	regs->rflags &= ~X86_EFLAGS_TF;
 	asm volatile("mov %0, %%dr7" : : "r"(DR7_FIXED));
 }
 
@@ -150,7 +149,7 @@ static void guest_code(void)
 			     "popf\n\t"
 			     "wrmsr\n\t"
 			     "tf_next: nop"
-			     : : "c"(ICR_MSR), "a"(lo), "d"(hi), [tf] "i"(RFLAGS_TF) : "memory");
+			     : : "c"(ICR_MSR), "a"(lo), "d"(hi), [tf] "i"(X86_EFLAGS_TF) : "memory");
 		break;
 	case STI_SHADOW:
 		asm volatile("sti\n\t"
@@ -168,7 +167,7 @@ static void guest_code(void)
 			     "wrmsr\n\t"
 			     "movss_next: nop"
 			     : [ss] "=&r"(ss)
-			     : "c"(ICR_MSR), "a"(lo), "d"(hi), [tf] "i"(RFLAGS_TF) : "memory");
+			     : "c"(ICR_MSR), "a"(lo), "d"(hi), [tf] "i"(X86_EFLAGS_TF) : "memory");
 		break;
 	case INSNS:
 		with_nop = insns_around("nop", lo, hi);
