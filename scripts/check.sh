@@ -32,7 +32,7 @@ phase() {	# phase NAME COMMAND...: run it, note its wall time and CPU use
 	"${@:2}" || status=1
 	read -r busy1 idle1 < <(cpu_ticks)
 	use=$(( (busy1 - busy0) * 100 / (busy1 - busy0 + idle1 - idle0 + 1) ))
-	phases+=("$(printf '%-10s %4d s, CPUs %3d%% busy' "$1" $((SECONDS - start)) "$use")")
+	phases+=("$1 $((SECONDS - start)) $use")
 	say "phase $1: $((SECONDS - start)) s, CPUs $use% busy"
 }
 
@@ -70,6 +70,16 @@ if [ $status -eq 0 ]; then
 	[ $status -eq 0 ] ||
 		echo "not ok - build: make initramfs (the kernels, the tests, the initramfs) failed (above): unit, intree, run and mutants did not run"
 fi
+# This machine's speed, in seconds of one fixed compile (scripts/calibrate.sh,
+# the newest kernel's): the unit the closing summary gives each phase in too
+rm -f "$top/calibration"
+if [ $status -eq 0 ]; then
+	newest=$(tr ' ' '\n' <<<"$KERNELS" | sort -V | tail -n 1)
+	KERNEL=$newest "$TOP/scripts/calibrate.sh" >"$top/calibration.tmp" &&
+		mv "$top/calibration.tmp" "$top/calibration" ||
+		echo "warning: no calibration (scripts/calibrate.sh failed)"
+	rm -f "$top/calibration.tmp"
+fi
 if [ $status -eq 0 ]; then
 	# what make run and make mutants do, without their prerequisites:
 	# the build phase made them, and checking it again took 50 s
@@ -86,10 +96,21 @@ read -r up uf us _ 2>/dev/null <"$top/unit.counts" || { up=0; uf=1; us=0; }
 read -r tp tf ts _ 2>/dev/null <"$top/intree.counts" || { tp=0; tf=1; ts=0; }
 read -r rp rf rs _ 2>/dev/null <"$top/run.counts" || { rp=0; rf=1; rs=0; }
 read -r mp mf ms _ 2>/dev/null <"$top/mutants.counts" || { mp=0; mf=1; ms=0; }
+total=$((SECONDS - t0))
+# each phase's line, as check.phases has it, with its time in calibrations
+phase_line() {	# phase_line NAME SECONDS [BUSY%]
+	printf '%-10s %4d s%s' "$1" "$2" "$(in_calibrations "$2" "$top/calibration")"
+	[ -z "${3:-}" ] || printf ', CPUs %3d%% busy' "$3"
+	echo
+}
 echo
+calibration_line "$top/calibration"
 echo "make check on kernels $KERNELS, phase times:"
-printf '  %s\n' "${phases[@]}"
-printf '  %-10s %4d s\n' total $((SECONDS - t0))
+for p in "${phases[@]}"; do
+	# shellcheck disable=SC2086 # NAME SECONDS BUSY%
+	phase_line $p
+done | sed 's/^/  /'
+phase_line total "$total" | sed 's/^/  /'
 echo "  patches $pp/$pf/$ps, unit $up/$uf/$us, intree $tp/$tf/$ts, run $rp/$rf/$rs, mutants $mp/$mf/$ms (passed/failed/skipped)"
 echo "$drift"
 # a run that proved no path says so here too, where a CI log's tail is read
@@ -110,7 +131,11 @@ if [ $((pf + uf + tf + rf + mf)) -ne 0 ]; then
 	done
 fi
 echo
-printf '%s\n' "${phases[@]}" "total $((SECONDS - t0)) s" >"$top/check.phases"
+for p in "${phases[@]}"; do
+	# shellcheck disable=SC2086 # NAME SECONDS BUSY%
+	phase_line $p
+done >"$top/check.phases"
+phase_line total "$total" >>"$top/check.phases"
 "$TOP/scripts/summary.sh" >"$top/summary.md" || echo "warning: no $top/summary.md"
 echo "$((pp + up + tp + rp + mp)) passed, $((pf + uf + tf + rf + mf)) failed, $((ps + us + ts + rs + ms)) skipped"
 [ $status -eq 0 ] && [ $((pf + uf + tf + rf + mf)) -eq 0 ]

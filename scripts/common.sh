@@ -349,6 +349,30 @@ KBUILD_ENV=(KBUILD_BUILD_TIMESTAMP="2024-11-17" KBUILD_BUILD_USER=kvmipi
 	    KBUILD_BUILD_HOST=testbed KBUILD_BUILD_VERSION=1)
 
 say() { printf '==> %s\n' "$*" >&2; }
+
+# The calibration (scripts/calibrate.sh, "SECONDS KERNEL OBJECT" in FILE):
+# one fixed compile's CPU time, the unit ("cal") that make check's times
+# are also given in, so that two machines' checks compare.
+# calibration_line FILE: the closing summary's first line
+calibration_line() {
+	local secs kernel obj
+	if read -r secs kernel obj 2>/dev/null <"$1" && [ -n "$obj" ]; then
+		echo "calibration: $secs s ($kernel's $obj compiled alone, ccache off, the compiler's CPU time, best of 3) = 1 cal"
+	else
+		echo "calibration: none (scripts/calibrate.sh did not run or failed): times in seconds only"
+	fi
+}
+# in_calibrations SECONDS FILE: " (N cal)", SECONDS in FILE's unit, or
+# nothing without a calibration
+in_calibrations() {
+	local secs
+	case $1 in "" | *[!0-9.]*) return 0 ;; esac
+	read -r secs _ 2>/dev/null <"$2" || return 0
+	awk -v t="$1" -v c="$secs" 'BEGIN {
+		if (c + 0 <= 0) exit
+		u = t / c
+		printf (u < 10 ? " (%.1f cal)" : " (%.0f cal)"), u }'
+}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # need_cmd CMD DEBIAN [FEDORA]: fail naming the package that gives CMD

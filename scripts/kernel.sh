@@ -366,6 +366,23 @@ series_stamp() {
 	} | md5sum
 }
 
+# build_modules CC: the modules of the build in $KOUT (its modules.order),
+# each as a single .ko target: Kbuild then walks only their directories,
+# not the whole tree as "make modules" does (8.5 s with nothing to compile;
+# measured, the CPU time of a mutant's build of KVM's modules went from
+# 15.9 s to 4.9 s).  The same modules, byte for byte.  Kbuild removes
+# modules.order after a single-target build ("not the real one"): it is
+# kept and put back.
+build_modules() {
+	local kos rc=0
+	kos=$(sed 's/\.o$/.ko/' "$KOUT/modules.order")
+	cp "$KOUT/modules.order" "$KOUT/modules.order.kvmipi"
+	# shellcheck disable=SC2086 # one module a word
+	env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$1" $kos || rc=$?
+	mv -f "$KOUT/modules.order.kvmipi" "$KOUT/modules.order"
+	return $rc
+}
+
 build() {
 	local cc extra=() p
 	need_cmd gcc gcc
@@ -384,7 +401,7 @@ build() {
 	   [ "$(cat "$KOUT/.kvmipi-built" 2>/dev/null)" = "$(series_stamp)" ]; then
 		# the kernel is the series' own: KVM's modules alone
 		say "building KVM's modules ($JOBS jobs, CC=$cc): ${extra[*]##*/} touch KVM alone"
-		env "${KBUILD_ENV[@]}" make -s -C "$KTREE" O="$KOUT" -j"$JOBS" CC="$cc" modules
+		build_modules "$cc"
 	else
 		say "building bzImage, KVM's modules and headers ($JOBS jobs, CC=$cc)"
 		rm -f "$KOUT/.kvmipi-built"

@@ -113,6 +113,117 @@ need_cmd git git
 need_cmd unifdef unifdef
 need_cmd perl perl
 
+# Files under patches/$KERNEL/ that the series no longer have: numbered
+# patches and cover letters (a series' directory that is gone included)
+stale() {
+	local f
+	find "$PATCHES" -mindepth 1 \( -name '[0-9][0-9][0-9][0-9]-*.patch' -o -name "$COVER" \) |
+	sed "s#^$PATCHES/##" | sort | while read -r f; do
+		grep -qxF "$f" <<<"$want_series
+$COVERS" || echo "$f"
+	done
+}
+
+# SIGN=1: the series as the user posts it, in $KB/signed/: the
+# placeholder author and Signed-off-by replaced by git config's user.name
+# and user.email, and the cover letters' note on re-signing left out.
+sign() {
+	local name email out=$KB/signed
+	name=$(cd "$TOP" && git config user.name) && email=$(cd "$TOP" && git config user.email) ||
+		die "SIGN=1: set your identity first: git config user.name 'Your Name'; git config user.email you@example.org"
+	rm -rf "$out"
+	mkdir -p "$out"
+	(cd "$postout" && cp --parents $POSTED "$out/")
+	(cd "$out" && PH_NAME=$GIT_AUTHOR_NAME PH_EMAIL=$GIT_AUTHOR_EMAIL NAME=$name EMAIL=$email \
+		RESIGN=$RESIGN perl -0777 -pi -e '
+		s/\Q$ENV{PH_NAME}\E\n? *<\Q$ENV{PH_EMAIL}\E>/$ENV{NAME} <$ENV{EMAIL}>/g;
+		s/^\Q$ENV{PH_NAME}\E \((\d+)\):$/$ENV{NAME} ($1):/mg;
+		s/^\Q$ENV{RESIGN}\E\n//mg' $POSTED)
+	say "the core and each regression series as posted alone (build/$KERNEL/post/), signed by $name <$email>: ${out#"$TOP"/}/ (post these; the committed series keeps the placeholder)"
+}
+
+# finish MODE: what MODE does with the series made in $work/out: compare,
+# render or write (NAMES, COVERS and want_series name its files)
+finish() {
+	case "$1" in
+	--check)
+		for p in $NAMES; do
+			if ! cmp -s "$work/out/$p" "$PATCHES/$p"; then
+				[ ! -f "$PATCHES/$p" ] || diff -u "$PATCHES/$p" "$work/out/$p" | head -40 >&2 || true
+				die "patches/$KERNEL/$p does not match selftests/, lib/ and patches/selftests.msg (or a hand-kept patch's [PATCH n/m] its place): run 'make patches' and commit it"
+			fi
+		done
+		[ -z "$(stale)" ] || die "patches/$KERNEL/ has files the series no longer have: $(stale | tr '\n' ' '): run 'make patches' and commit it"
+		[ "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")" = "$want_series" ] ||
+			die "patches/$KERNEL/series is not the series generated: run 'make patches' and commit it"
+		for c in $COVERS; do
+			if ! cmp -s "$work/out/$c" "$PATCHES/$c"; then
+				diff -u "$PATCHES/$c" "$work/out/$c" | head -40 >&2 || true
+				die "patches/$KERNEL/$c is not the cover letter generated (its text in patches/selftests.msg, shortlog, diffstat, base): run 'make patches' and commit it"
+			fi
+		done
+		;;
+	--render)
+		rm -rf "$RENDERED.tmp"
+		mkdir -p "$RENDERED.tmp"
+		(cd "$work/out" && cp --parents $NAMES $COVERS "$RENDERED.tmp/")
+		echo "$want_series" >"$RENDERED.tmp/series"
+		rm -rf "$RENDERED"
+		mv "$RENDERED.tmp" "$RENDERED"
+		say "rendered the series into ${RENDERED#"$TOP"/}/ (patches/$KERNEL/ left as it is)"
+		;;
+	"")
+		for p in $(stale); do
+			rm -f "$PATCHES/$p"
+			say "removed patches/$KERNEL/$p"
+		done
+		find "$PATCHES" -mindepth 1 -type d -empty -delete
+		for p in $NAMES $COVERS; do
+			if ! cmp -s "$work/out/$p" "$PATCHES/$p"; then
+				mkdir -p "$(dirname "$PATCHES/$p")"
+				cp "$work/out/$p" "$PATCHES/$p"
+				say "regenerated patches/$KERNEL/$p"
+			fi
+		done
+		echo "$want_series" >"$PATCHES/series"
+		[ "${SIGN:-0}" = 0 ] || sign
+		;;
+	esac
+}
+
+# The series is made once for the same sources: make check's patches phase
+# (--check), its build (--render) and its unit phase (series-hygiene.sh,
+# --check) make the same series, each a minute on a slow machine.  Its
+# inputs' checksum (the sources, patches/, this kernel's pristine files and
+# version, this script) is kept with what it made ($KB/patchgen.stamp,
+# written last; the file names in $KB/patchgen.vars), and --check and
+# --render use $KB/patchgen/out, $KB/post and $KB/other-rule as they are
+# when it matches.  make patches always makes the series anew.
+inputs_stamp() {
+	{
+		echo "$KERNEL"
+		cat "$TOP/scripts/patches.sh" "$TOP/scripts/common.sh"
+		(cd "$TOP" && find selftests lib "compat/$KERNEL" patches/selftests.msg "patches/$KERNEL" \
+			-type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum)
+		(cd "$KTREE/.kvmipi-pristine" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum)
+		head -n 6 "$KTREE/Makefile"
+		cat "$KTREE/.kvmipi-origin" 2>/dev/null || true
+		git --version
+	} | md5sum
+}
+work=$KB/patchgen
+STAMP=$KB/patchgen.stamp
+stamp=$(inputs_stamp)
+if [ -n "${1:-}" ] && [ -f "$KB/patchgen.vars" ] && [ -d "$work/out" ] && [ -d "$KB/post" ] &&
+   [ -d "$KB/other-rule" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$stamp" ]; then
+	# shellcheck source=/dev/null # written below
+	. "$KB/patchgen.vars"
+	say "the series as made before from the same sources (${work#"$TOP"/}/out)"
+	finish "$1"
+	exit 0
+fi
+rm -f "$STAMP" "$KB/patchgen.vars"
+
 # The sections, in series order: the library's, this kernel's kvm_util
 # changes ("== kvm_util/NAME", or "== kvm_util/NAME K,L" for kernels K and
 # L only), the tests, the symbols turned on ("== +SYMBOL"), and where each
@@ -862,76 +973,11 @@ rm -rf "$KB/post"
 cp -r "$postout" "$KB/post"
 cd "$TOP"
 
-# Files under patches/$KERNEL/ that the series no longer have: numbered
-# patches and cover letters (a series' directory that is gone included)
-stale() {
-	local f
-	find "$PATCHES" -mindepth 1 \( -name '[0-9][0-9][0-9][0-9]-*.patch' -o -name "$COVER" \) |
-	sed "s#^$PATCHES/##" | sort | while read -r f; do
-		grep -qxF "$f" <<<"$want_series
-$COVERS" || echo "$f"
-	done
-}
-
-# SIGN=1: the series as the user posts it, in $KB/signed/: the
-# placeholder author and Signed-off-by replaced by git config's user.name
-# and user.email, and the cover letters' note on re-signing left out.
-sign() {
-	local name email out=$KB/signed
-	name=$(cd "$TOP" && git config user.name) && email=$(cd "$TOP" && git config user.email) ||
-		die "SIGN=1: set your identity first: git config user.name 'Your Name'; git config user.email you@example.org"
-	rm -rf "$out"
-	mkdir -p "$out"
-	(cd "$postout" && cp --parents $POSTED "$out/")
-	(cd "$out" && PH_NAME=$GIT_AUTHOR_NAME PH_EMAIL=$GIT_AUTHOR_EMAIL NAME=$name EMAIL=$email \
-		RESIGN=$RESIGN perl -0777 -pi -e '
-		s/\Q$ENV{PH_NAME}\E\n? *<\Q$ENV{PH_EMAIL}\E>/$ENV{NAME} <$ENV{EMAIL}>/g;
-		s/^\Q$ENV{PH_NAME}\E \((\d+)\):$/$ENV{NAME} ($1):/mg;
-		s/^\Q$ENV{RESIGN}\E\n//mg' $POSTED)
-	say "the core and each regression series as posted alone (build/$KERNEL/post/), signed by $name <$email>: ${out#"$TOP"/}/ (post these; the committed series keeps the placeholder)"
-}
-
-case "${1:-}" in
---check)
-	for p in $NAMES; do
-		if ! cmp -s "$work/out/$p" "$PATCHES/$p"; then
-			[ ! -f "$PATCHES/$p" ] || diff -u "$PATCHES/$p" "$work/out/$p" | head -40 >&2 || true
-			die "patches/$KERNEL/$p does not match selftests/, lib/ and patches/selftests.msg (or a hand-kept patch's [PATCH n/m] its place): run 'make patches' and commit it"
-		fi
-	done
-	[ -z "$(stale)" ] || die "patches/$KERNEL/ has files the series no longer have: $(stale | tr '\n' ' '): run 'make patches' and commit it"
-	[ "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series")" = "$want_series" ] ||
-		die "patches/$KERNEL/series is not the series generated: run 'make patches' and commit it"
-	for c in $COVERS; do
-		if ! cmp -s "$work/out/$c" "$PATCHES/$c"; then
-			diff -u "$PATCHES/$c" "$work/out/$c" | head -40 >&2 || true
-			die "patches/$KERNEL/$c is not the cover letter generated (its text in patches/selftests.msg, shortlog, diffstat, base): run 'make patches' and commit it"
-		fi
-	done
-	;;
---render)
-	rm -rf "$RENDERED.tmp"
-	mkdir -p "$RENDERED.tmp"
-	(cd "$work/out" && cp --parents $NAMES $COVERS "$RENDERED.tmp/")
-	echo "$want_series" >"$RENDERED.tmp/series"
-	rm -rf "$RENDERED"
-	mv "$RENDERED.tmp" "$RENDERED"
-	say "rendered the series into ${RENDERED#"$TOP"/}/ (patches/$KERNEL/ left as it is)"
-	;;
-"")
-	for p in $(stale); do
-		rm -f "$PATCHES/$p"
-		say "removed patches/$KERNEL/$p"
-	done
-	find "$PATCHES" -mindepth 1 -type d -empty -delete
-	for p in $NAMES $COVERS; do
-		if ! cmp -s "$work/out/$p" "$PATCHES/$p"; then
-			mkdir -p "$(dirname "$PATCHES/$p")"
-			cp "$work/out/$p" "$PATCHES/$p"
-			say "regenerated patches/$KERNEL/$p"
-		fi
-	done
-	echo "$want_series" >"$PATCHES/series"
-	[ "${SIGN:-0}" = 0 ] || sign
-	;;
-esac
+# what --check and --render of the same sources use instead of making it again
+{
+	printf 'NAMES=%q\n' "$NAMES"
+	printf 'COVERS=%q\n' "$COVERS"
+	printf 'want_series=%q\n' "$want_series"
+} >"$KB/patchgen.vars"
+echo "$stamp" >"$STAMP"
+finish "${1:-}"

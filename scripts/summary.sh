@@ -43,10 +43,14 @@ done
 counts() {
 	[ -f "$top/$1.counts" ] && awk '{ print $1, $2, $3; exit }' "$top/$1.counts"
 }
-# timing PHASE: "seconds busy%" from check.phases, or nothing
+# timing PHASE: "seconds busy%" from check.phases ("NAME SECONDS s (N
+# cal), CPUs N% busy"), or nothing
 timing() {
 	[ -f "$top/check.phases" ] &&
-		awk -v ph="$1" '$1 == ph { print $2, ($5 == "" ? "-" : $5); exit }' "$top/check.phases"
+		awk -v ph="$1" '$1 == ph {
+			busy = "-"
+			if (match($0, /CPUs +[0-9]+%/)) { busy = substr($0, RSTART + 4, RLENGTH - 4); sub(/^ +/, "", busy) }
+			print $2, busy; exit }' "$top/check.phases"
 }
 tp=0 tf=0 ts=0 phases=
 for ph in patches unit intree run mutants; do
@@ -56,7 +60,7 @@ done
 read -r total _ < <(timing total) || total=
 # what ran: make check (its phase times are there) or some of its phases
 if [ -n "$total" ]; then
-	what="\`make check\`, $total s"
+	what="\`make check\`, $total s$(in_calibrations "$total" "$top/calibration")"
 else
 	phases=${phases#, }
 	case $phases in
@@ -64,6 +68,7 @@ else
 	*) what="\`make check\`'s $phases phase" ;;
 	esac
 fi
+[ ! -f "$top/calibration" ] || { calibration_line "$top/calibration"; echo; }
 echo "At $commit ($(date -u '+%Y-%m-%d')), Linux ${versions#, }: $tp passed," \
 	"$tf failed, $ts skipped ($what)."
 echo
@@ -131,14 +136,15 @@ if [ ${#tsvs[@]} -gt 0 ]; then
 fi
 
 # Per phase: counts and time.
-echo "| phase | passed | failed | skipped | wall | CPUs busy |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| phase | passed | failed | skipped | wall | in cal | CPUs busy |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 for ph in patches build unit intree run mutants; do
 	c=$(counts "$ph") || true
 	t=$(timing "$ph") || true
 	[ -n "$c$t" ] || continue
 	read -r p f s <<<"${c:-- - -}"
 	read -r secs busy <<<"${t:-- -}"
+	cal=$(in_calibrations "$secs" "$top/calibration" | sed 's/^ (//; s/)$//')
 	[ "$secs" = - ] || secs="$secs s"
-	printf '| %s | %s | %s | %s | %s | %s |\n' "$ph" "$p" "$f" "$s" "$secs" "$busy"
+	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$ph" "$p" "$f" "$s" "$secs" "${cal:--}" "$busy"
 done
