@@ -161,8 +161,9 @@ static void report(bool ok, const char *fmt_what, const char *what)
 /* The fastpath answers of the model's rule for @c, through every platform. */
 static bool check_rule(const struct oracle_case *c, const char *buf)
 {
-	const struct ipi_platform live = { .fastpath_live = true };
-	const struct ipi_platform slow = { .fastpath_live = false };
+	const struct ipi_platform live = { .fastpath_possible = true, .fastpath_live = true };
+	const struct ipi_platform slow = { .fastpath_possible = true, .fastpath_live = false };
+	const struct ipi_platform none = { .fastpath_possible = false, .fastpath_live = true };
 	bool fast = c->fast & RULE;
 
 	if (icr_takes_fastpath_in(c->icr, 0, NULL) != fast) {
@@ -171,7 +172,8 @@ static bool check_rule(const struct oracle_case *c, const char *buf)
 		return false;
 	}
 	if (icr_expected_fastpath_hits(c->icr, &live) != fast ||
-	    icr_expected_fastpath_hits(c->icr, &slow) != 0) {
+	    icr_expected_fastpath_hits(c->icr, &slow) != 0 ||
+	    icr_expected_fastpath_hits(c->icr, &none) != 0) {
 		printf("# %s: %s: wrong expected fastpath hits\n", buf, RULE_NAME);
 		return false;
 	}
@@ -368,7 +370,7 @@ static bool check_vm(const struct vm_case *c, const bool *pmu, unsigned int send
 	};
 	struct ipi_expectation e = ipi_expect_in(c->icr, sender, &vm);
 	struct ipi_expectation e_no_pmu = ipi_expect_in(c->icr, sender, &no_pmu);
-	const struct ipi_platform live = { .fastpath_live = true };
+	const struct ipi_platform live = { .fastpath_possible = true, .fastpath_live = true };
 	bool fast = c->fast & RULE;
 	bool ok = true;
 
