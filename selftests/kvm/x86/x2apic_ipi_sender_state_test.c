@@ -149,7 +149,8 @@ static void guest_code(void)
 			     "popf\n\t"
 			     "wrmsr\n\t"
 			     "tf_next: nop"
-			     : : "c"(ICR_MSR), "a"(lo), "d"(hi), [tf] "i"(X86_EFLAGS_TF) : "memory");
+			     : : "c"(ICR_MSR), "a"(lo), "d"(hi), [tf] "i"(X86_EFLAGS_TF)
+			     : "memory");
 		break;
 	case STI_SHADOW:
 		asm volatile("sti\n\t"
