@@ -34,13 +34,11 @@ TYPE_WORDS = {"int", "unsigned", "u8", "u16", "u32", "u64", "s8", "s16", "s32",
               "size_t", "ulong", "__u32", "__u64", "fastpath_t"}
 
 
-def executed_lines(info, want, starts=None):
+def executed_lines(info, want, starts):
     """{file: {line: count}} of a tracefile, files relative to arch/x86/kvm/;
     fills STARTS with {file: {start line: function}} from its FN records"""
     out = {}
     cur = None
-    if starts is None:
-        starts = {}
     with open(info) as f:
         for rec in f:
             rec = rec.rstrip("\n")
@@ -186,12 +184,11 @@ def main():
             mutated = src[:i - 1] + [new] + src[i:]
             rel = "arch/x86/kvm/" + f
             diff = "".join(difflib.unified_diff(src, mutated, "a/" + rel, "b/" + rel, n=3))
-            name = "%s-%d-%s" % (f.replace("/", "-").replace(".c", ""), i, op)
+            base = "%s-%d-%s" % (f.replace("/", "-").replace(".c", ""), i, op)
             # two changes of one kind on a line (two constants, say)
-            k = 2
+            name, k = base, 2
             while os.path.exists(os.path.join(args.out, name + ".patch")):
-                name = "%s-%d-%s-%d" % (f.replace("/", "-").replace(".c", ""), i, op, k)
-                k += 1
+                name, k = "%s-%d" % (base, k), k + 1
             with open(os.path.join(args.out, name + ".patch"), "w") as out:
                 out.write("Mutant: %s:%d %s: %s\n" % (rel, i, op, new.strip()))
                 out.write("Was: %s\n" % src[i - 1].strip())
